@@ -1,0 +1,69 @@
+//! Move generation, unmoves and canonicalisation on 5x5, over a fixed sample of (4,4)
+//! and (5,5) positions drawn from the position index.
+
+use criterion::{Criterion, Throughput, black_box, criterion_group, criterion_main};
+use ostledb::game::moves::{moves, play, unmoves};
+use ostledb::game::symmetry::canonical;
+use ostledb::game::{Geometry, Phase, Position};
+use ostledb::index::{PhaseIndex, PlayerSets};
+use std::sync::Arc;
+
+fn sample(phase: Phase, n: u64) -> Vec<Position> {
+    let g = Geometry::standard();
+    let idx = PhaseIndex::build(g, phase, Arc::new(PlayerSets::build(g, phase.player)));
+    // A fixed multiplicative stride spreads the sample over the whole phase.
+    (0..n).map(|i| idx.position_at(i.wrapping_mul(2_654_435_761) % idx.len())).collect()
+}
+
+fn bench(c: &mut Criterion) {
+    let g = Geometry::standard();
+    let positions = sample(Phase::new(5, 5), 4096);
+    let mut grp = c.benchmark_group("engine");
+    grp.throughput(Throughput::Elements(positions.len() as u64));
+    grp.bench_function("movegen+play (per position)", |b| {
+        b.iter(|| {
+            let mut acc = 0u64;
+            for p in &positions {
+                for &m in moves(g, p).iter() {
+                    acc = acc.wrapping_add(play(g, p, m).map_or(0, |r| r.child.code()));
+                }
+            }
+            black_box(acc)
+        })
+    });
+    grp.bench_function("movegen+play+canonical (per position)", |b| {
+        b.iter(|| {
+            let mut acc = 0u64;
+            for p in &positions {
+                for &m in moves(g, p).iter() {
+                    if let Some(r) = play(g, p, m) {
+                        acc = acc.wrapping_add(canonical(g, &r.child).0.code());
+                    }
+                }
+            }
+            black_box(acc)
+        })
+    });
+    grp.bench_function("unmoves (per position)", |b| {
+        b.iter(|| {
+            let mut acc = 0u64;
+            for p in &positions {
+                unmoves(g, p, |u| acc = acc.wrapping_add(u.pred.code()));
+            }
+            black_box(acc)
+        })
+    });
+    grp.bench_function("canonical (per position)", |b| {
+        b.iter(|| {
+            let mut acc = 0u64;
+            for p in &positions {
+                acc = acc.wrapping_add(canonical(g, p).0.code());
+            }
+            black_box(acc)
+        })
+    });
+    grp.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

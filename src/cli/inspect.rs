@@ -1,0 +1,119 @@
+//! `ostledb inspect`: everything the engine knows about one board, without a database.
+
+use clap::Args;
+use serde::Serialize;
+
+use crate::cli::{CommonArgs, emit, emit_json};
+use crate::error::Error;
+use crate::game::forbidden::{forbidden_move, node_index};
+use crate::game::moves::{Removal, moves, play};
+use crate::game::notation::{code_to_base64, format_board, format_move, parse_board};
+use crate::game::symmetry::canonical;
+use crate::game::{Geometry, moves::is_immediate_win};
+
+/// Arguments of `ostledb inspect`.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  ostledb inspect 22222-00000-00300-00000-11111\n  ostledb inspect 00100-11200-00001-31022-20020 --prev 00000-22200-00102-32011-10010\n\nMoves are written SQUARE-DIRECTION (c1-up: the piece on c1 steps up) or\nhole-DIRECTION. Columns are a..e from the left, rows 1..5 from the bottom row of\nthe notation; up is towards the first row of the notation.")]
+pub struct InspectArgs {
+    /// The board, 25 digits (0 empty, 1 side to move, 2 other side, 3 hole; `-` ignored).
+    pub board: String,
+    /// The board before the opponent's last move, seen from the opponent (1 = the
+    /// opponent's pieces); fixes the forbidden move.
+    #[arg(long, value_name = "BOARD")]
+    pub prev: Option<String>,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+#[derive(Serialize)]
+struct MoveInfo {
+    index: usize,
+    r#move: String,
+    result: String,
+    removes: &'static str,
+    forbidden: bool,
+}
+
+#[derive(Serialize)]
+struct Report {
+    board: String,
+    canonical: String,
+    code: u64,
+    base64: String,
+    phase: [u32; 2],
+    immediate_win: bool,
+    forbidden_move: Option<String>,
+    node_index: usize,
+    moves: Vec<MoveInfo>,
+}
+
+/// Run `ostledb inspect`.
+pub fn run(args: InspectArgs) -> Result<(), Error> {
+    let _ = &args.common;
+    let g = Geometry::standard();
+    let pos = parse_board(g, &args.board)?;
+    let forbidden = match &args.prev {
+        Some(prev) => forbidden_move(g, &pos, &parse_board(g, prev)?)?,
+        None => None,
+    };
+    let (canon, _) = canonical(g, &pos);
+    let list = moves(g, &pos);
+    let infos: Vec<MoveInfo> = list
+        .iter()
+        .enumerate()
+        .map(|(i, &m)| {
+            let r = play(g, &pos, m).expect("listed moves are legal");
+            MoveInfo {
+                index: i + 1,
+                r#move: format_move(g, m),
+                result: format_board(g, &r.child),
+                removes: match r.removal {
+                    Removal::None => "nothing",
+                    Removal::Opponent => "opponent",
+                    Removal::Own => "own",
+                },
+                forbidden: Some(m) == forbidden,
+            }
+        })
+        .collect();
+    let ph = pos.phase();
+    let report = Report {
+        board: format_board(g, &pos),
+        canonical: format_board(g, &canon),
+        code: canon.code(),
+        base64: code_to_base64(canon.code()),
+        phase: [ph.player, ph.opponent],
+        immediate_win: is_immediate_win(g, &pos),
+        forbidden_move: forbidden.map(|m| format_move(g, m)),
+        node_index: node_index(g, &pos, &canon, forbidden),
+        moves: infos,
+    };
+    if args.json {
+        return emit_json(&report);
+    }
+    let mut out = String::new();
+    out.push_str(&format!("board      {}\n", report.board));
+    out.push_str(&format!("canonical  {}  code {} ({})\n", report.canonical, report.code, report.base64));
+    out.push_str(&format!("phase      ({},{})\n", ph.player, ph.opponent));
+    if report.immediate_win {
+        out.push_str("immediate win: the side to move can capture and win now\n");
+    }
+    match &report.forbidden_move {
+        Some(m) => out.push_str(&format!("forbidden  {m} (node index {} in the canonical move list)\n", report.node_index)),
+        None => out.push_str("forbidden  none\n"),
+    }
+    out.push_str(&format!("{} moves:\n", report.moves.len()));
+    for m in &report.moves {
+        let tag = match (m.forbidden, m.removes) {
+            (true, _) => "  forbidden",
+            (_, "opponent") => "  captures",
+            (_, "own") => "  loses own piece",
+            _ => "",
+        };
+        out.push_str(&format!("  {:>2}  {:<11} -> {}{}\n", m.index, m.r#move, m.result, tag));
+    }
+    emit(&out)
+}

@@ -1,0 +1,83 @@
+//! The `ostledb` command line: one module per subcommand, each with its own argument
+//! struct and a `run` function. `main.rs` only parses and dispatches.
+
+pub mod inspect;
+pub mod positions;
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::error::Error;
+
+/// Solve and query the board game Ostle.
+///
+/// Boards are written as 25 digits, row 0 first: 0 empty, 1 a piece of the side to move,
+/// 2 a piece of the other side, 3 the hole; `-` is ignored, so the initial position with
+/// the side to move at the bottom is 22222-00000-00300-00000-11111.
+#[derive(Debug, Parser)]
+#[command(name = "ostledb", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Count the unique positions per phase and hole square (OSTLE.md section 6).
+    Positions(positions::PositionsArgs),
+    /// Show a board: canonical form, code, phase, moves and the forbidden move.
+    Inspect(inspect::InspectArgs),
+}
+
+/// Options every subcommand takes.
+#[derive(Debug, Clone, Args)]
+pub struct CommonArgs {
+    /// The result database.
+    #[arg(long, global = true, default_value = "./ostle.db", value_name = "PATH")]
+    pub db: PathBuf,
+    /// No progress output on stderr (errors are still printed).
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
+}
+
+/// Run the parsed command line.
+pub fn run(cli: Cli) -> Result<(), Error> {
+    match cli.command {
+        Command::Positions(a) => positions::run(a),
+        Command::Inspect(a) => inspect::run(a),
+    }
+}
+
+/// Write to stdout; a closed pipe (`ostledb ... | head`) is not an error.
+pub fn emit(text: &str) -> Result<(), Error> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(e) => Err(Error::Io { path: "<stdout>".into(), source: e }),
+    }
+}
+
+/// Print a JSON value on one line.
+pub fn emit_json<T: serde::Serialize>(value: &T) -> Result<(), Error> {
+    let mut s = serde_json::to_string(value).map_err(|e| Error::InvalidArgument(e.to_string()))?;
+    s.push('\n');
+    emit(&s)
+}
+
+/// Group digits by thousands: 1234567 -> "1,234,567".
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}

@@ -1,0 +1,392 @@
+//! Moves: piece moves with chain pushes, hole moves, the published move list, and the
+//! move that would undo a move.
+
+use crate::game::geometry::{Dir, Geometry, NO_SQUARE, squares_of};
+use crate::game::position::Position;
+
+/// A move of the side to move.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Move {
+    /// The piece on `from` steps in `dir`, pushing the chain in front of it.
+    Piece {
+        /// The moving piece's square.
+        from: u8,
+        /// The direction of the step.
+        dir: Dir,
+    },
+    /// The hole moves one square in `dir` onto an empty square.
+    Hole {
+        /// The direction the hole moves.
+        dir: Dir,
+    },
+}
+
+/// What a move removed from the board.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Removal {
+    /// Nothing fell.
+    None,
+    /// A piece of the other side fell (off the edge or into the hole).
+    Opponent,
+    /// A piece of the mover fell.
+    Own,
+}
+
+/// The result of playing a move.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Played {
+    /// The position after the move, seen from the new side to move.
+    pub child: Position,
+    /// What fell.
+    pub removal: Removal,
+    /// The new side to move's move that would restore the previous board, if any
+    /// (expressed on `child`'s board).
+    pub undo: Option<Move>,
+}
+
+/// Up to 24 moves in published order (own pieces ascending, each up/down/left/right;
+/// then the legal hole moves up/down/left/right).
+#[derive(Clone, Copy)]
+pub struct MoveList {
+    moves: [Move; 24],
+    len: u8,
+}
+
+impl MoveList {
+    fn new() -> MoveList {
+        MoveList { moves: [Move::Hole { dir: Dir::Up }; 24], len: 0 }
+    }
+
+    #[inline]
+    fn push(&mut self, m: Move) {
+        self.moves[self.len as usize] = m;
+        self.len += 1;
+    }
+
+    /// The moves as a slice.
+    #[inline]
+    pub fn as_slice(&self) -> &[Move] {
+        &self.moves[..self.len as usize]
+    }
+
+    /// Number of moves.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    /// True when there is no move (never for a live position).
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The 1-based published index of a move, if it is in the list.
+    pub fn index_of(&self, m: Move) -> Option<usize> {
+        self.as_slice().iter().position(|&x| x == m).map(|i| i + 1)
+    }
+}
+
+impl std::ops::Deref for MoveList {
+    type Target = [Move];
+    fn deref(&self) -> &[Move] {
+        self.as_slice()
+    }
+}
+
+impl std::fmt::Debug for MoveList {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.as_slice()).finish()
+    }
+}
+
+/// All moves of the side to move, in published order. Every piece has all four
+/// directions (also those that drop it); hole moves only onto empty squares.
+pub fn moves(geom: &Geometry, pos: &Position) -> MoveList {
+    let mut list = MoveList::new();
+    for from in squares_of(pos.player) {
+        for dir in Dir::ALL {
+            list.push(Move::Piece { from: from as u8, dir });
+        }
+    }
+    let occ = pos.occupied();
+    for dir in Dir::ALL {
+        let t = geom.step_raw(pos.hole(), dir);
+        if t != NO_SQUARE && occ >> t & 1 == 0 {
+            list.push(Move::Hole { dir });
+        }
+    }
+    list
+}
+
+/// Play a move. Returns `None` for a hole move that is not legal (off the board or onto
+/// a piece) or a piece move from a square without an own piece.
+#[inline]
+pub fn play(geom: &Geometry, pos: &Position, m: Move) -> Option<Played> {
+    match m {
+        Move::Hole { dir } => {
+            let t = geom.step_raw(pos.hole(), dir);
+            if t == NO_SQUARE || pos.occupied() >> t & 1 != 0 {
+                return None;
+            }
+            Some(Played {
+                child: Position { player: pos.opponent, opponent: pos.player, hole: t },
+                removal: Removal::None,
+                undo: Some(Move::Hole { dir: dir.opposite() }),
+            })
+        }
+        Move::Piece { from, dir } => {
+            if pos.player >> from & 1 == 0 {
+                return None;
+            }
+            Some(play_piece(geom, pos, from as u32, dir))
+        }
+    }
+}
+
+/// Play a piece move of the piece on `from` (which must hold an own piece).
+#[inline]
+pub fn play_piece(geom: &Geometry, pos: &Position, from: u32, dir: Dir) -> Played {
+    let occ = pos.occupied();
+    let hole = pos.hole();
+    // Walk the chain: `last` is the last piece of the chain, `next` the square after it.
+    let mut chain = 1u32 << from;
+    let mut last = from;
+    let mut len = 1u32;
+    let mut next = geom.step_raw(from, dir);
+    while next != NO_SQUARE && next as u32 != hole && occ >> next & 1 != 0 {
+        last = next as u32;
+        chain |= 1 << last;
+        len += 1;
+        next = geom.step_raw(last, dir);
+    }
+    let falls = next == NO_SQUARE || next as u32 == hole;
+    let mut player = pos.player;
+    let mut opponent = pos.opponent;
+    let removal = if falls {
+        if player >> last & 1 != 0 {
+            player &= !(1 << last);
+            Removal::Own
+        } else {
+            opponent &= !(1 << last);
+            Removal::Opponent
+        }
+    } else {
+        Removal::None
+    };
+    // Shift the remaining chain one square in `dir`.
+    let moving = if falls { chain & !(1 << last) } else { chain };
+    let shift = |set: u32| -> u32 {
+        let part = set & moving;
+        let stay = set & !moving;
+        stay | shift_set(geom, part, dir)
+    };
+    player = shift(player);
+    opponent = shift(opponent);
+    // The opponent can push the chain back exactly when a chain was pushed, nothing fell
+    // and the chain's last piece is the opponent's.
+    let undo = if !falls && len >= 2 && pos.opponent >> last & 1 != 0 {
+        Some(Move::Piece { from: next, dir: dir.opposite() })
+    } else {
+        None
+    };
+    Played { child: Position { player: opponent, opponent: player, hole: hole as u8 }, removal, undo }
+}
+
+/// Shift every square of `set` one step in `dir` (squares must not leave the board).
+#[inline]
+pub fn shift_set(geom: &Geometry, set: u32, dir: Dir) -> u32 {
+    let n = geom.side();
+    match dir {
+        Dir::Up => set >> n,
+        Dir::Down => set << n,
+        Dir::Left => set >> 1,
+        Dir::Right => set << 1,
+    }
+}
+
+/// True when the side to move has a move that removes an opponent piece (an immediate
+/// win when the opponent has `start - 1` pieces: a "checkmate position").
+pub fn can_capture(geom: &Geometry, pos: &Position) -> bool {
+    let occ = pos.occupied();
+    let hole = pos.hole();
+    for from in squares_of(pos.player) {
+        for dir in Dir::ALL {
+            // Find the end of the chain; a capture needs its last piece to be the
+            // opponent's and the next square to be off the board or the hole.
+            let mut last = from;
+            let mut next = geom.step_raw(from, dir);
+            while next != NO_SQUARE && next as u32 != hole && occ >> next & 1 != 0 {
+                last = next as u32;
+                next = geom.step_raw(last, dir);
+            }
+            if (next == NO_SQUARE || next as u32 == hole) && pos.opponent >> last & 1 != 0 {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// True when this is an immediate win for the side to move: the opponent is one piece
+/// from losing and the side to move can remove one.
+pub fn is_immediate_win(geom: &Geometry, pos: &Position) -> bool {
+    pos.opponent.count_ones() == geom.min_pieces() && can_capture(geom, pos)
+}
+
+/// An "unmove": a predecessor position and the move that leads from it to the given
+/// position, without removal (so within the phase, colours swapped).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Unmove {
+    /// The predecessor, seen from its side to move (the given position's opponent).
+    pub pred: Position,
+    /// The predecessor's move that produces the given position.
+    pub mv: Move,
+    /// The given position's move that would undo `mv`, if it can be undone.
+    pub undo: Option<Move>,
+}
+
+/// Call `f` for every predecessor of `pos` reached by a move that removed nothing: hole
+/// moves and piece moves with or without pushes. Every such move played from the
+/// predecessor yields exactly `pos`.
+#[inline]
+pub fn unmoves(geom: &Geometry, pos: &Position, mut f: impl FnMut(Unmove)) {
+    let occ = pos.occupied();
+    let hole = pos.hole();
+    // The hole came from an empty neighbour.
+    for dir in Dir::ALL {
+        let from = geom.step_raw(hole, dir);
+        if from != NO_SQUARE && occ >> from & 1 == 0 {
+            f(Unmove {
+                pred: Position { player: pos.opponent, opponent: pos.player, hole: from },
+                // The predecessor moved the hole from `from` towards `hole`.
+                mv: Move::Hole { dir: dir.opposite() },
+                undo: Some(Move::Hole { dir }),
+            });
+        }
+    }
+    // A piece of the previous mover (our opponent) stepped onto `q` from the empty square
+    // behind it, having pushed the run of pieces in front of it by 0..=R squares.
+    let empty = geom.all() & !occ & !(1u32 << hole);
+    for q in squares_of(pos.opponent) {
+        for dir in Dir::ALL {
+            let back = geom.step_raw(q, dir.opposite());
+            if back == NO_SQUARE || empty >> back & 1 == 0 {
+                continue;
+            }
+            // L = 0: a plain step.
+            let mut moved = 1u32 << q;
+            let mut last = q;
+            loop {
+                let pred_player = (pos.opponent & !moved) | shift_set(geom, pos.opponent & moved, dir.opposite());
+                let pred_opponent = (pos.player & !moved) | shift_set(geom, pos.player & moved, dir.opposite());
+                let undo = if last != q && pos.player >> last & 1 != 0 {
+                    Some(Move::Piece { from: last as u8, dir: dir.opposite() })
+                } else {
+                    None
+                };
+                f(Unmove {
+                    pred: Position { player: pred_player, opponent: pred_opponent, hole: hole as u8 },
+                    mv: Move::Piece { from: back, dir },
+                    undo,
+                });
+                let next = geom.step_raw(last, dir);
+                if next == NO_SQUARE || occ >> next & 1 == 0 {
+                    break;
+                }
+                last = next as u32;
+                moved |= 1 << last;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::notation::parse_board;
+
+    fn pos(s: &str) -> Position {
+        parse_board(Geometry::standard(), s).unwrap()
+    }
+
+    #[test]
+    fn initial_position_has_24_moves() {
+        let g = Geometry::standard();
+        assert_eq!(moves(g, &Position::initial(g)).len(), 24);
+    }
+
+    #[test]
+    fn worked_example_has_21_moves() {
+        assert_eq!(moves(Geometry::standard(), &pos("00100-11200-00001-31022-20020")).len(), 21);
+    }
+
+    #[test]
+    fn push_shifts_the_chain_and_drops_the_last_piece_off_the_edge() {
+        let g = Geometry::standard();
+        // 1 1 2 on row 0 columns 2..4 pushing right: the 2 on column 4 falls off.
+        let p = pos("00112-20000-00300-00000-22111");
+        let r = play(g, &p, Move::Piece { from: 2, dir: Dir::Right }).unwrap();
+        assert_eq!(r.removal, Removal::Opponent);
+        // The child is seen from the other side: the mover's pieces are now its opponent.
+        assert_eq!(r.child.opponent, 1 << 3 | 1 << 4 | 1 << 22 | 1 << 23 | 1 << 24);
+        assert_eq!(r.child.player, 1 << 5 | 1 << 20 | 1 << 21);
+        assert_eq!(r.undo, None);
+    }
+
+    #[test]
+    fn the_hole_stops_a_chain_and_swallows_its_last_piece() {
+        let g = Geometry::standard();
+        // Row 2: 1 2 3 0 0 ; piece on 10 pushes right, the 2 on 11 falls into the hole on 12.
+        let p = pos("22200-00000-12300-00000-11100");
+        let r = play(g, &p, Move::Piece { from: 10, dir: Dir::Right }).unwrap();
+        assert_eq!(r.removal, Removal::Opponent);
+        assert_eq!(r.child.hole, 12);
+        assert_eq!(r.child.opponent & (1 << 11), 1 << 11);
+    }
+
+    #[test]
+    fn stepping_into_the_hole_is_a_suicide() {
+        let g = Geometry::standard();
+        let p = pos("22220-00000-01300-00000-11100");
+        let r = play(g, &p, Move::Piece { from: 11, dir: Dir::Right }).unwrap();
+        assert_eq!(r.removal, Removal::Own);
+    }
+
+    #[test]
+    fn push_ending_on_an_opponent_piece_is_undoable() {
+        let g = Geometry::standard();
+        let p = pos("00000-12000-00300-00002-11122");
+        let r = play(g, &p, Move::Piece { from: 5, dir: Dir::Right }).unwrap();
+        assert_eq!(r.removal, Removal::None);
+        assert_eq!(r.undo, Some(Move::Piece { from: 7, dir: Dir::Left }));
+        let back = play(g, &r.child, r.undo.unwrap()).unwrap();
+        assert_eq!(back.child, p);
+    }
+
+    #[test]
+    fn worked_example_forbidden_move_restores_previous_board() {
+        let g = Geometry::standard();
+        let cur = pos("00100-11200-00001-31022-20020");
+        let prev = pos("00000-22200-00102-32011-10010");
+        let m = Move::Piece { from: 2, dir: Dir::Down };
+        assert_eq!(play(g, &cur, m).unwrap().child, prev);
+    }
+
+    #[test]
+    fn every_unmove_played_forward_restores_the_position() {
+        let g = Geometry::standard();
+        for s in ["00100-11200-00001-31022-20020", "22222-00000-00300-00000-11111", "12120-21210-00300-01000-00002"] {
+            let p = pos(s);
+            let mut n = 0;
+            unmoves(g, &p, |u| {
+                n += 1;
+                let r = play(g, &u.pred, u.mv).expect("legal");
+                assert_eq!(r.child, p, "{s}: {u:?}");
+                assert_eq!(r.removal, Removal::None);
+                assert_eq!(r.undo, u.undo);
+            });
+            assert!(n > 0);
+        }
+    }
+}

@@ -1,0 +1,440 @@
+//! The dense position index: every canonical position of a phase gets a number
+//! `0..N`, in ascending order of its published canonical code, and back.
+//!
+//! # How positions are numbered
+//!
+//! The canonical form is the symmetric image with the smallest published code (hole in
+//! bits 0..4, opponent set in bits 5..29, player set in bits 30..54). The player set has
+//! the highest bits, so a canonical position's player set is the smallest image of itself
+//! ("a canonical player set"), and the opponent set and hole only break ties among the
+//! symmetries that fix the player set (its *stabiliser*).
+//!
+//! The index is therefore two-level and stores no keys:
+//!
+//! * **outer**: the canonical player sets of `a` pieces, ascending (6,768 of them for five
+//!   pieces on 5x5). A table over the colex rank of *any* `a`-subset gives its canonical
+//!   slot and the symmetries that map it there ([`PlayerSets`]).
+//! * **inner**: with the player set `P` fixed, the opponent set `O` (`b` of the free
+//!   squares `F = ~P`) and the hole `h` (one of the remaining free squares). Ascending
+//!   code order is ascending `O` then ascending `h`, which is the colex rank of `O` inside
+//!   `F` times `|F| - b`, plus the rank of `h` among `F \ O`.
+//!
+//! When the stabiliser of `P` is trivial, every `(O, h)` is canonical and the inner rank
+//! is dense. The few symmetric player sets (a stabiliser of order 2, 4 or 8) keep a bitmap
+//! of their canonical `(O, h)` pairs with a cumulative-count directory, so the inner rank
+//! stays dense there too. `index = offset[slot] + inner rank`.
+
+mod playersets;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+pub use playersets::{PlayerSets, colex_rank, colex_unrank};
+
+use crate::error::Error;
+use crate::game::geometry::{Geometry, squares_of};
+use crate::game::position::{Phase, Position};
+
+/// Binomial coefficients `C(n, k)` for `n, k <= 32`.
+pub const BINOMIAL: [[u64; 33]; 33] = {
+    let mut t = [[0u64; 33]; 33];
+    let mut n = 0;
+    while n <= 32 {
+        t[n][0] = 1;
+        let mut k = 1;
+        while k <= n {
+            t[n][k] = t[n - 1][k - 1] + if k < n { t[n - 1][k] } else { 0 };
+            k += 1;
+        }
+        n += 1;
+    }
+    t
+};
+
+/// `C(n, k)`, zero when `k > n`.
+#[inline]
+pub fn binomial(n: u32, k: u32) -> u64 {
+    if k > n { 0 } else { BINOMIAL[n as usize][k as usize] }
+}
+
+/// Dense bitmap of canonical inner ranks of one symmetric player set, with a cumulative
+/// count per 64-bit word for rank and select.
+#[derive(Clone, Debug)]
+struct InnerBitmap {
+    words: Vec<u64>,
+    /// `cum[w]` = number of set bits in `words[..w]`.
+    cum: Vec<u32>,
+}
+
+impl InnerBitmap {
+    #[inline]
+    fn rank(&self, i: u64) -> Option<u64> {
+        let w = (i >> 6) as usize;
+        let bit = i & 63;
+        let word = self.words[w];
+        if word >> bit & 1 == 0 {
+            return None;
+        }
+        Some(self.cum[w] as u64 + (word & ((1u64 << bit) - 1)).count_ones() as u64)
+    }
+
+    #[inline]
+    fn select(&self, r: u64) -> u64 {
+        // Largest w with cum[w] <= r.
+        let w = self.cum.partition_point(|&c| c as u64 <= r) - 1;
+        let mut word = self.words[w];
+        let mut left = r - self.cum[w] as u64;
+        while left > 0 {
+            word &= word - 1;
+            left -= 1;
+        }
+        ((w as u64) << 6) + word.trailing_zeros() as u64
+    }
+}
+
+/// The dense index of one phase `(a, b)`.
+#[derive(Clone, Debug)]
+pub struct PhaseIndex {
+    geom: Geometry,
+    phase: Phase,
+    sets: Arc<PlayerSets>,
+    /// `offsets[slot]` = index of the first position with canonical player set `slot`;
+    /// one extra entry holds the phase's size.
+    offsets: Vec<u64>,
+    /// Free squares left for the hole once both sides are placed.
+    holes: u32,
+    /// `bitmap_of[slot]` = index into `bitmaps`, or `u32::MAX` for a trivial stabiliser.
+    bitmap_of: Vec<u32>,
+    bitmaps: Vec<InnerBitmap>,
+}
+
+impl PhaseIndex {
+    /// Build the index of `phase` on `geom`. `sets` must be the player sets of
+    /// `phase.player` pieces on the same geometry.
+    pub fn build(geom: &Geometry, phase: Phase, sets: Arc<PlayerSets>) -> PhaseIndex {
+        assert_eq!(sets.size(), phase.player, "player sets of the wrong size");
+        let free = geom.squares() - phase.player;
+        let holes = free - phase.opponent;
+        let inner_size = binomial(free, phase.opponent) * holes as u64;
+        let mut offsets = Vec::with_capacity(sets.len() + 1);
+        let mut bitmap_of = vec![u32::MAX; sets.len()];
+        let mut bitmaps = Vec::new();
+        // Symmetric player sets: enumerate their inner space once (in parallel).
+        let symmetric: Vec<usize> = (0..sets.len()).filter(|&s| sets.stabiliser(s) != 1).collect();
+        let built: Vec<InnerBitmap> = {
+            use rayon::prelude::*;
+            symmetric
+                .par_iter()
+                .map(|&slot| symmetric_bitmap(geom, phase, sets.set(slot), sets.stabiliser(slot), inner_size))
+                .collect()
+        };
+        for (slot, bm) in symmetric.iter().zip(built) {
+            bitmap_of[*slot] = bitmaps.len() as u32;
+            bitmaps.push(bm);
+        }
+        let mut total = 0u64;
+        for slot in 0..sets.len() {
+            offsets.push(total);
+            total += match bitmap_of[slot] {
+                u32::MAX => inner_size,
+                b => {
+                    let bm = &bitmaps[b as usize];
+                    bm.cum[bm.cum.len() - 1] as u64
+                }
+            };
+        }
+        offsets.push(total);
+        PhaseIndex { geom: geom.clone(), phase, sets, offsets, holes, bitmap_of, bitmaps }
+    }
+
+    /// The phase this index numbers.
+    pub fn phase(&self) -> Phase {
+        self.phase
+    }
+
+    /// The geometry.
+    pub fn geometry(&self) -> &Geometry {
+        &self.geom
+    }
+
+    /// Number of canonical positions in the phase.
+    #[inline]
+    pub fn len(&self) -> u64 {
+        self.offsets[self.offsets.len() - 1]
+    }
+
+    /// True for an empty phase (never for a real one).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The canonical form of `pos` (which must be a valid position of this phase).
+    #[inline]
+    pub fn canonical(&self, pos: &Position) -> Position {
+        let (slot, o, h) = self.canonical_parts(pos);
+        Position::new(self.sets.set(slot), o, h)
+    }
+
+    #[inline]
+    fn canonical_parts(&self, pos: &Position) -> (usize, u32, u32) {
+        let (slot, syms) = self.sets.lookup(pos.player);
+        let g = &self.geom;
+        if syms & (syms - 1) == 0 {
+            let k = syms.trailing_zeros() as usize;
+            (slot, g.sym_set(k, pos.opponent), g.sym_square(k, pos.hole()))
+        } else {
+            let mut best = u64::MAX;
+            let mut t = syms;
+            while t != 0 {
+                let k = t.trailing_zeros() as usize;
+                t &= t - 1;
+                let rest = (g.sym_set(k, pos.opponent) as u64) << 5 | g.sym_square(k, pos.hole()) as u64;
+                best = best.min(rest);
+            }
+            (slot, (best >> 5) as u32, (best & 31) as u32)
+        }
+    }
+
+    /// The index of `pos` (any symmetric image of a position of this phase).
+    #[inline]
+    pub fn index_of(&self, pos: &Position) -> u64 {
+        debug_assert_eq!(pos.phase(), self.phase);
+        let (slot, o, h) = self.canonical_parts(pos);
+        let free = self.geom.all() & !self.sets.set(slot);
+        let inner = inner_rank(free, o, h, self.holes);
+        match self.bitmap_of[slot] {
+            u32::MAX => self.offsets[slot] + inner,
+            b => self.offsets[slot] + self.bitmaps[b as usize].rank(inner).expect("canonical inner pair"),
+        }
+    }
+
+    /// The canonical position with index `idx` (`idx < len()`).
+    pub fn position_at(&self, idx: u64) -> Position {
+        debug_assert!(idx < self.len());
+        let slot = self.offsets.partition_point(|&o| o <= idx) - 1;
+        let mut inner = idx - self.offsets[slot];
+        let b = self.bitmap_of[slot];
+        if b != u32::MAX {
+            inner = self.bitmaps[b as usize].select(inner);
+        }
+        let p = self.sets.set(slot);
+        let (o, h) = inner_unrank(self.geom.all() & !p, inner, self.phase.opponent, self.holes);
+        Position::new(p, o, h)
+    }
+
+    /// Count positions per hole orbit representative (for 5x5: squares 0, 1, 2, 6, 7, 12).
+    pub fn count_by_hole(&self) -> BTreeMap<u32, u64> {
+        let g = &self.geom;
+        let mut counts: BTreeMap<u32, u64> = g.orbit_reps().into_iter().map(|r| (r, 0)).collect();
+        let free_n = g.squares() - self.phase.player;
+        let per_hole = binomial(free_n - 1, self.phase.opponent);
+        for slot in 0..self.sets.len() {
+            let p = self.sets.set(slot);
+            let free = g.all() & !p;
+            match self.bitmap_of[slot] {
+                u32::MAX => {
+                    for h in squares_of(free) {
+                        *counts.entry(g.orbit_rep(h)).or_default() += per_hole;
+                    }
+                }
+                b => {
+                    let bm = &self.bitmaps[b as usize];
+                    for (w, &word) in bm.words.iter().enumerate() {
+                        let mut word = word;
+                        while word != 0 {
+                            let inner = ((w as u64) << 6) + word.trailing_zeros() as u64;
+                            word &= word - 1;
+                            let (_, h) = inner_unrank(free, inner, self.phase.opponent, self.holes);
+                            *counts.entry(g.orbit_rep(h)).or_default() += 1;
+                        }
+                    }
+                }
+            }
+        }
+        counts
+    }
+
+    /// Number of canonical player sets (outer slots).
+    pub fn player_sets(&self) -> usize {
+        self.sets.len()
+    }
+
+    /// Number of symmetric player sets (slots with a bitmap).
+    pub fn symmetric_player_sets(&self) -> usize {
+        self.bitmaps.len()
+    }
+
+    /// Bytes of memory the index tables use.
+    pub fn heap_bytes(&self) -> usize {
+        self.offsets.len() * 8
+            + self.bitmap_of.len() * 4
+            + self.bitmaps.iter().map(|b| b.words.len() * 8 + b.cum.len() * 4).sum::<usize>()
+    }
+
+    /// The player set tables shared with other phases.
+    pub fn sets(&self) -> &Arc<PlayerSets> {
+        &self.sets
+    }
+}
+
+/// Inner rank of `(o, h)` among the free squares `free`: colex rank of `o` within `free`
+/// times `holes`, plus the rank of `h` among `free \ o`.
+#[inline]
+fn inner_rank(free: u32, o: u32, h: u32, holes: u32) -> u64 {
+    let mut r = 0u64;
+    for (i, s) in squares_of(o).enumerate() {
+        let c = (free & ((1u32 << s) - 1)).count_ones();
+        r += binomial(c, i as u32 + 1);
+    }
+    let hr = (free & !o & ((1u32 << h) - 1)).count_ones();
+    r * holes as u64 + hr as u64
+}
+
+/// Inverse of [`inner_rank`].
+#[inline]
+fn inner_unrank(free: u32, inner: u64, b: u32, holes: u32) -> (u32, u32) {
+    let colex = inner / holes as u64;
+    let hr = (inner % holes as u64) as u32;
+    let compressed = colex_unrank(colex, b);
+    let o = deposit(compressed, free);
+    let h = nth_square(free & !o, hr);
+    (o, h)
+}
+
+/// Scatter the low bits of `bits` onto the set bits of `mask` (like `pdep`).
+#[inline]
+pub fn deposit(mut bits: u32, mask: u32) -> u32 {
+    let mut out = 0u32;
+    let mut m = mask;
+    while bits != 0 && m != 0 {
+        let low = m & m.wrapping_neg();
+        if bits & 1 != 0 {
+            out |= low;
+        }
+        bits >>= 1;
+        m &= m - 1;
+    }
+    out
+}
+
+/// The `n`-th (0-based) set bit of `set`.
+#[inline]
+fn nth_square(mut set: u32, n: u32) -> u32 {
+    for _ in 0..n {
+        set &= set - 1;
+    }
+    set.trailing_zeros()
+}
+
+fn symmetric_bitmap(geom: &Geometry, phase: Phase, p: u32, stab: u8, inner_size: u64) -> InnerBitmap {
+    let free = geom.all() & !p;
+    let holes = free.count_ones() - phase.opponent;
+    let mut words = vec![0u64; inner_size.div_ceil(64) as usize];
+    for inner in 0..inner_size {
+        let (o, h) = inner_unrank(free, inner, phase.opponent, holes);
+        let mine = (o as u64) << 5 | h as u64;
+        let canonical = squares_of(stab as u32 & !1).all(|k| {
+            let k = k as usize;
+            (geom.sym_set(k, o) as u64) << 5 | geom.sym_square(k, h) as u64 >= mine
+        });
+        if canonical {
+            words[(inner >> 6) as usize] |= 1 << (inner & 63);
+        }
+    }
+    let mut cum = Vec::with_capacity(words.len() + 1);
+    let mut c = 0u32;
+    for w in &words {
+        cum.push(c);
+        c += w.count_ones();
+    }
+    cum.push(c);
+    InnerBitmap { words, cum }
+}
+
+/// The indexes of every phase of a game with at most `max_pieces` pieces.
+#[derive(Clone, Debug)]
+pub struct GameIndex {
+    geom: Geometry,
+    phases: Vec<PhaseIndex>,
+}
+
+impl GameIndex {
+    /// Build the indexes of all phases with at most `max_pieces` pieces on the board.
+    pub fn build(geom: &Geometry, max_pieces: u32) -> Result<GameIndex, Error> {
+        let phases = Phase::all(geom, max_pieces);
+        if phases.is_empty() {
+            return Err(Error::InvalidArgument(format!(
+                "max pieces {max_pieces} leaves no phase; use {}..={}",
+                2 * geom.min_pieces(),
+                2 * geom.start_pieces()
+            )));
+        }
+        let mut sets: BTreeMap<u32, Arc<PlayerSets>> = BTreeMap::new();
+        let mut out = Vec::new();
+        for ph in phases {
+            let s = sets.entry(ph.player).or_insert_with(|| Arc::new(PlayerSets::build(geom, ph.player))).clone();
+            out.push(PhaseIndex::build(geom, ph, s));
+        }
+        Ok(GameIndex { geom: geom.clone(), phases: out })
+    }
+
+    /// The phases, in solving order.
+    pub fn phases(&self) -> &[PhaseIndex] {
+        &self.phases
+    }
+
+    /// The index of one phase, if present.
+    pub fn phase(&self, phase: Phase) -> Option<&PhaseIndex> {
+        self.phases.iter().find(|p| p.phase() == phase)
+    }
+
+    /// The geometry.
+    pub fn geometry(&self) -> &Geometry {
+        &self.geom
+    }
+
+    /// Total positions over all phases.
+    pub fn len(&self) -> u64 {
+        self.phases.iter().map(|p| p.len()).sum()
+    }
+
+    /// True when there is no position (never).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::symmetry::canonical;
+
+    #[test]
+    fn binomials() {
+        assert_eq!(binomial(25, 5), 53_130);
+        assert_eq!(binomial(24, 5), 42_504);
+        assert_eq!(binomial(19, 5), 11_628);
+        assert_eq!(binomial(3, 5), 0);
+    }
+
+    #[test]
+    fn deposit_scatters_bits() {
+        assert_eq!(deposit(0b101, 0b1101_0000), 0b1001_0000);
+        assert_eq!(deposit(0, 0xff), 0);
+    }
+
+    #[test]
+    fn small_board_index_is_a_bijection_onto_canonical_positions() {
+        let g = Geometry::new(3, 3).unwrap();
+        let idx = GameIndex::build(&g, 6).unwrap();
+        for ph in idx.phases() {
+            let mut seen = std::collections::HashSet::new();
+            for i in 0..ph.len() {
+                let p = ph.position_at(i);
+                assert_eq!(canonical(&g, &p).0, p, "{p:?} canonical");
+                assert_eq!(ph.index_of(&p), i);
+                assert!(seen.insert(p));
+            }
+        }
+    }
+}

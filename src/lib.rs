@@ -1,0 +1,42 @@
+//! # ostledb
+//!
+//! Solve and query the board game Ostle (5x5, five pieces a side, a movable hole, pushes,
+//! lose at two pieces lost, no immediate undo).
+//!
+//! * [`game`]: the rules: bitboard positions, move generation with pushes, unmoves, the
+//!   forbidden-move rule, the 8 symmetries and the canonical form, the 25-digit notation
+//!   and the published 55-bit code.
+//! * [`index`]: the dense position index of each phase, in ascending order of the
+//!   published canonical code, computed from tables (no stored keys).
+//!
+//! ```
+//! use ostledb::game::{Geometry, moves::moves, notation::parse_board, symmetry::canonical};
+//! use ostledb::index::GameIndex;
+//!
+//! let g = Geometry::standard();
+//! let start = parse_board(g, "22222-00000-00300-00000-11111")?;
+//! assert_eq!(moves(g, &start).len(), 24);
+//! let (canon, _) = canonical(g, &start);
+//! assert_eq!(canon.code(), 34_326_183_948);
+//!
+//! // Number the 160,900,185 positions with four pieces a side.
+//! let index = GameIndex::build(g, 8)?;
+//! assert_eq!(index.len(), 160_900_185);
+//! let i = index.phases()[0].index_of(&parse_board(g, "11110-00000-00300-00000-22220")?);
+//! assert!(i < index.len());
+//! # Ok::<(), ostledb::Error>(())
+//! ```
+//!
+//! ## Feature flags
+//!
+//! None yet: the engine and the rank index are always built.
+
+#![warn(missing_docs)]
+
+pub mod cli;
+pub mod error;
+pub mod game;
+pub mod index;
+pub mod stats;
+
+pub use error::Error;
