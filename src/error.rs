@@ -22,7 +22,9 @@ pub enum Error {
     #[error("invalid position: {0}")]
     InvalidPosition(String),
     /// The previous board given does not lead to the current board by one move.
-    #[error("the previous board does not lead to the current board by one move; give the board as it was just before the opponent's last move, seen from the opponent (1 = the opponent's pieces)")]
+    #[error(
+        "the previous board does not lead to the current board by one move; give the board as it was just before the opponent's last move, seen from the opponent (1 = the opponent's pieces)"
+    )]
     NotAPredecessor,
     /// A command-line or API argument out of range.
     #[error("{0}")]

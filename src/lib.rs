@@ -32,6 +32,8 @@
 //! None yet: the engine and the rank index are always built.
 
 #![warn(missing_docs)]
+// Table-building loops over square and symmetry numbers read better with indices.
+#![allow(clippy::needless_range_loop)]
 
 pub mod cli;
 pub mod error;

@@ -3,9 +3,8 @@
 
 use rayon::prelude::*;
 
-use crate::game::forbidden::first_index_reaching;
-use crate::game::moves::{is_immediate_win, unmoves};
-use crate::game::symmetry::canonical_code;
+use crate::game::forbidden::unmoves_with_node_index;
+use crate::game::moves::is_immediate_win;
 use crate::index::PhaseIndex;
 
 /// Counts over one phase.
@@ -54,13 +53,7 @@ pub fn node_counts(index: &PhaseIndex, progress: &(dyn Fn(u64) + Sync)) -> NodeC
                     continue;
                 }
                 let mut reached = 0u32;
-                unmoves(geom, &pos, |u| {
-                    let j = match u.undo {
-                        None => 0,
-                        Some(_) => first_index_reaching(geom, &pos, canonical_code(geom, &u.pred)),
-                    };
-                    reached |= 1 << j;
-                });
+                unmoves_with_node_index(geom, &pos, |_, j| reached |= 1 << j);
                 acc.nontrivial_nodes += reached.count_ones() as u64;
                 acc.nontrivial_with_forbidden += (reached & !1).count_ones() as u64;
             }

@@ -13,7 +13,9 @@ use crate::game::{Geometry, moves::is_immediate_win};
 
 /// Arguments of `ostledb inspect`.
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  ostledb inspect 22222-00000-00300-00000-11111\n  ostledb inspect 00100-11200-00001-31022-20020 --prev 00000-22200-00102-32011-10010\n\nMoves are written SQUARE-DIRECTION (c1-up: the piece on c1 steps up) or\nhole-DIRECTION. Columns are a..e from the left, rows 1..5 from the bottom row of\nthe notation; up is towards the first row of the notation.")]
+#[command(
+    after_help = "Examples:\n  ostledb inspect 22222-00000-00300-00000-11111\n  ostledb inspect 00100-11200-00001-31022-20020 --prev 00000-22200-00102-32011-10010\n\nMoves are written SQUARE-DIRECTION (c1-up: the piece on c1 steps up) or\nhole-DIRECTION. Columns are a..e from the left, rows 1..5 from the bottom row of\nthe notation; up is towards the first row of the notation."
+)]
 pub struct InspectArgs {
     /// The board, 25 digits (0 empty, 1 side to move, 2 other side, 3 hole; `-` ignored).
     pub board: String,
@@ -102,7 +104,9 @@ pub fn run(args: InspectArgs) -> Result<(), Error> {
         out.push_str("immediate win: the side to move can capture and win now\n");
     }
     match &report.forbidden_move {
-        Some(m) => out.push_str(&format!("forbidden  {m} (node index {} in the canonical move list)\n", report.node_index)),
+        Some(m) => {
+            out.push_str(&format!("forbidden  {m} (node index {} in the canonical move list)\n", report.node_index))
+        }
         None => out.push_str("forbidden  none\n"),
     }
     out.push_str(&format!("{} moves:\n", report.moves.len()));

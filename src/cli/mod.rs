@@ -3,6 +3,7 @@
 
 pub mod inspect;
 pub mod positions;
+pub mod progress;
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -6,10 +6,12 @@ use std::time::Instant;
 use clap::Args;
 use serde::Serialize;
 
+use crate::cli::progress::Progress;
 use crate::cli::{CommonArgs, emit, emit_json, thousands};
 use crate::error::Error;
-use crate::game::Geometry;
+use crate::game::{Geometry, Phase};
 use crate::index::GameIndex;
+use crate::stats::{NodeCounts, node_counts};
 
 /// Arguments of `ostledb positions`.
 #[derive(Debug, Args)]
@@ -19,6 +21,10 @@ pub struct PositionsArgs {
     /// (4,5); 10 is the whole game.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(8..=10))]
     pub max_pieces: u32,
+    /// Also walk every position of the phases with four pieces a side to count immediate
+    /// wins and non-trivial nodes (OSTLE.md section 2; about a minute on 2 cores).
+    #[arg(long)]
+    pub nodes: bool,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -33,6 +39,8 @@ struct PhaseCounts {
     by_hole: BTreeMap<u32, u64>,
     player_sets: usize,
     symmetric_player_sets: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    nodes: Option<NodeCounts>,
 }
 
 #[derive(Serialize)]
@@ -46,7 +54,6 @@ struct Report {
 
 /// Run `ostledb positions`.
 pub fn run(args: PositionsArgs) -> Result<(), Error> {
-    let _ = &args.common;
     let t = Instant::now();
     let g = Geometry::standard();
     let index = GameIndex::build(g, args.max_pieces)?;
@@ -59,6 +66,12 @@ pub fn run(args: PositionsArgs) -> Result<(), Error> {
             by_hole: p.count_by_hole(),
             player_sets: p.player_sets(),
             symmetric_player_sets: p.symmetric_player_sets(),
+            nodes: (args.nodes && p.phase() == Phase::new(4, 4)).then(|| {
+                let bar = Progress::new(args.common.quiet, "(4,4) nodes", p.len());
+                let counts = node_counts(p, &|n| bar.add(n));
+                bar.finish();
+                counts
+            }),
         })
         .collect();
     let total = index.len();
@@ -96,5 +109,17 @@ pub fn run(args: PositionsArgs) -> Result<(), Error> {
         thousands(report.total_positions),
         thousands(report.total_nodes)
     ));
+    for p in &report.phases {
+        if let Some(n) = &p.nodes {
+            out.push_str(&format!(
+                "({},{}): {} immediate-win positions; {} non-trivial nodes, {} with a forbidden move\n",
+                p.phase[0],
+                p.phase[1],
+                thousands(n.immediate_wins),
+                thousands(n.nontrivial_nodes),
+                thousands(n.nontrivial_with_forbidden)
+            ));
+        }
+    }
     emit(&out)
 }

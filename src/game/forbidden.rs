@@ -2,7 +2,7 @@
 
 use crate::error::Error;
 use crate::game::geometry::Geometry;
-use crate::game::moves::{Move, Removal, moves, play};
+use crate::game::moves::{Move, Removal, Unmove, moves, play, unmoves};
 use crate::game::position::Position;
 use crate::game::symmetry::canonical_code;
 
@@ -30,6 +30,67 @@ pub fn node_index(geom: &Geometry, pos: &Position, canonical: &Position, undo: O
         return 0;
     }
     first_index_reaching(geom, canonical, canonical_code(geom, &target.child))
+}
+
+/// The children of one position that removed nothing, with their symmetry invariants,
+/// for answering "which of my moves reaches this predecessor up to symmetry" many times.
+pub struct ChildTable {
+    /// `(child, invariant)` per move of the list, `None` for a move that removes a piece.
+    children: [Option<(Position, u64)>; 24],
+    len: usize,
+}
+
+impl ChildTable {
+    /// Play every move of `pos` once.
+    pub fn new(geom: &Geometry, pos: &Position) -> ChildTable {
+        let list = moves(geom, pos);
+        let mut children = [None; 24];
+        for (slot, m) in children.iter_mut().zip(list.iter()) {
+            if let Some(r) = play(geom, pos, *m)
+                && r.removal == Removal::None
+            {
+                let c = r.child;
+                *slot = Some((c, geom.symmetry_invariant(c.player, c.opponent, c.hole())));
+            }
+        }
+        ChildTable { children, len: list.len() }
+    }
+
+    /// The published node index of the node that `pred` reaches by moving to this
+    /// position: 1 + the index of the first move whose result is a symmetric image of
+    /// `pred`, or 0 when no move reaches one. `undo`, when given, is a move known to
+    /// reach `pred` exactly, so only earlier moves need checking.
+    pub fn node_index_of_pred(&self, geom: &Geometry, pred: &Position, undo_index: Option<usize>) -> usize {
+        let limit = undo_index.map_or(self.len, |u| u - 1);
+        let inv = geom.symmetry_invariant(pred.player, pred.opponent, pred.hole());
+        let mut target = None;
+        for (i, c) in self.children[..limit].iter().enumerate() {
+            let Some((child, cinv)) = c else { continue };
+            if *cinv != inv {
+                continue;
+            }
+            let t = *target.get_or_insert_with(|| canonical_code(geom, pred));
+            if canonical_code(geom, child) == t {
+                return i + 1;
+            }
+        }
+        undo_index.unwrap_or(0)
+    }
+}
+
+/// Call `f` for every unmove of `pos` (see [`crate::game::moves::unmoves`]) with the
+/// published node index of the node it reaches: 1 + the index of the first move of `pos`
+/// whose result is a symmetric image of the predecessor, or 0 if there is none. This is
+/// also non-zero for some plain steps that cannot be undone exactly (a different move
+/// reaches a mirror image of the predecessor); OSTLE.md section 2 counts nodes this way.
+pub fn unmoves_with_node_index(geom: &Geometry, pos: &Position, mut f: impl FnMut(&Unmove, usize)) {
+    let table = ChildTable::new(geom, pos);
+    let list = moves(geom, pos);
+    unmoves(geom, pos, |u| {
+        let undo_index = u.undo.and_then(|m| list.index_of(m));
+        let j = table.node_index_of_pred(geom, &u.pred, undo_index);
+        f(&u, j);
+    });
 }
 
 /// 1-based index of the first move of `pos` whose child has canonical code `target`
@@ -70,5 +131,30 @@ mod tests {
         let cur = parse_board(g, "00100-11200-00001-31022-20020").unwrap();
         let prev = parse_board(g, "22222-00000-00300-00000-11111").unwrap();
         assert!(matches!(forbidden_move(g, &cur, &prev), Err(Error::NotAPredecessor)));
+    }
+}
+
+#[cfg(test)]
+mod undo_index_tests {
+    use super::*;
+    use crate::game::symmetry::canonical;
+    use crate::game::{Phase, geometry::Geometry};
+    use crate::index::{PhaseIndex, PlayerSets};
+    use std::sync::Arc;
+
+    #[test]
+    fn fast_node_index_equals_plain_first_match() {
+        let g = Geometry::standard();
+        for ph in [Phase::new(4, 4), Phase::new(5, 5)] {
+            let idx = PhaseIndex::build(g, ph, Arc::new(PlayerSets::build(g, ph.player)));
+            for i in 0..3000u64 {
+                let p = idx.position_at(i.wrapping_mul(2_654_435_761) % idx.len());
+                assert_eq!(canonical(g, &p).0, p);
+                unmoves_with_node_index(g, &p, |u, j| {
+                    let want = first_index_reaching(g, &p, canonical_code(g, &u.pred));
+                    assert_eq!(j, want, "{p:?} {u:?}");
+                });
+            }
+        }
     }
 }

@@ -85,6 +85,8 @@ pub struct Geometry {
     sym_inverse: [u8; 8],
     /// `orbit_rep[s]`: the smallest square in the orbit of `s` under the 8 symmetries.
     orbit_rep: [u8; MAX_SQUARES],
+    /// The squares of each orbit (at most 6 orbits on 5x5).
+    orbit_masks: [u32; 6],
 }
 
 static STANDARD: LazyLock<Geometry> = LazyLock::new(|| Geometry::build(5, 5));
@@ -98,9 +100,7 @@ impl Geometry {
     /// A board of side `n` (3..=5) with `start` pieces per side (3..=n).
     pub fn new(n: u32, start: u32) -> Result<Geometry, Error> {
         if !(3..=MAX_SIDE).contains(&n) {
-            return Err(Error::InvalidArgument(format!(
-                "board side {n} is not supported; use 3, 4 or 5"
-            )));
+            return Err(Error::InvalidArgument(format!("board side {n} is not supported; use 3, 4 or 5")));
         }
         if !(3..=n).contains(&start) {
             return Err(Error::InvalidArgument(format!(
@@ -170,7 +170,16 @@ impl Geometry {
         for s in 0..squares as usize {
             orbit_rep[s] = (0..8).map(|k| sym_sq[k][s]).min().unwrap_or(s as u8);
         }
+        let mut orbit_masks = [0u32; 6];
+        let mut reps: Vec<u8> = orbit_rep[..squares as usize].to_vec();
+        reps.sort_unstable();
+        reps.dedup();
+        for s in 0..squares as usize {
+            let o = reps.binary_search(&orbit_rep[s]).expect("rep listed");
+            orbit_masks[o] |= 1 << s;
+        }
         Geometry {
+            orbit_masks,
             n,
             squares,
             start,
@@ -264,6 +273,19 @@ impl Geometry {
     #[inline]
     pub fn orbit_rep(&self, s: u32) -> u32 {
         self.orbit_rep[s as usize] as u32
+    }
+
+    /// A value that symmetric positions share: the hole's orbit and both sides' piece
+    /// counts in each square orbit. Unequal invariants prove two positions are not
+    /// symmetric images of each other; equal ones prove nothing.
+    #[inline]
+    pub fn symmetry_invariant(&self, player: u32, opponent: u32, hole: u32) -> u64 {
+        let mut inv = self.orbit_rep[hole as usize] as u64;
+        for (i, m) in self.orbit_masks.iter().enumerate() {
+            inv |= ((player & m).count_ones() as u64) << (5 + 8 * i);
+            inv |= ((opponent & m).count_ones() as u64) << (9 + 8 * i);
+        }
+        inv
     }
 
     /// The orbit representatives of all squares, ascending.

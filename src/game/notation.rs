@@ -194,7 +194,10 @@ mod tests {
             let p = parse_board(g, s).unwrap();
             assert_eq!(format_board(g, &p), s);
         }
-        assert_eq!(parse_board(g, "2222200000003000000011111").unwrap(), parse_board(g, "22222-00000-00300-00000-11111").unwrap());
+        assert_eq!(
+            parse_board(g, "2222200000003000000011111").unwrap(),
+            parse_board(g, "22222-00000-00300-00000-11111").unwrap()
+        );
     }
 
     #[test]

@@ -179,10 +179,7 @@ mod tests {
     fn phases_in_solving_order() {
         let g = Geometry::standard();
         let ph = Phase::all(g, 10);
-        assert_eq!(
-            ph,
-            vec![Phase::new(4, 4), Phase::new(5, 4), Phase::new(4, 5), Phase::new(5, 5)]
-        );
+        assert_eq!(ph, vec![Phase::new(4, 4), Phase::new(5, 4), Phase::new(4, 5), Phase::new(5, 5)]);
         assert_eq!(Phase::all(g, 8), vec![Phase::new(4, 4)]);
         assert_eq!(Phase::all(g, 9).len(), 3);
     }
