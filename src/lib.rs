@@ -39,6 +39,7 @@ pub mod cli;
 pub mod error;
 pub mod game;
 pub mod index;
+pub mod solve;
 pub mod stats;
 
 pub use error::Error;

@@ -4,6 +4,7 @@
 pub mod inspect;
 pub mod positions;
 pub mod progress;
+pub mod solve;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -32,6 +33,8 @@ pub enum Command {
     Positions(positions::PositionsArgs),
     /// Show a board: canonical form, code, phase, moves and the forbidden move.
     Inspect(inspect::InspectArgs),
+    /// Solve the game by retrograde analysis, phase by phase.
+    Solve(solve::SolveArgs),
 }
 
 /// Options every subcommand takes.
@@ -50,6 +53,7 @@ pub fn run(cli: Cli) -> Result<(), Error> {
     match cli.command {
         Command::Positions(a) => positions::run(a),
         Command::Inspect(a) => inspect::run(a),
+        Command::Solve(a) => solve::run(a),
     }
 }
 

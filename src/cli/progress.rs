@@ -83,3 +83,47 @@ fn clock(secs: f64) -> String {
         format!("{secs:.1}s")
     }
 }
+
+/// Renders the library's [`crate::solve::progress::Reporter`] calls as progress lines.
+pub struct CliReporter {
+    quiet: bool,
+    current: Mutex<Option<std::sync::Arc<Progress>>>,
+}
+
+impl CliReporter {
+    /// A reporter; `quiet` silences everything.
+    pub fn new(quiet: bool) -> CliReporter {
+        CliReporter { quiet, current: Mutex::new(None) }
+    }
+
+    fn current(&self) -> Option<std::sync::Arc<Progress>> {
+        self.current.lock().ok().and_then(|c| c.clone())
+    }
+}
+
+impl crate::solve::progress::Reporter for CliReporter {
+    fn begin(&self, label: &str, total: u64) {
+        if let Ok(mut c) = self.current.lock() {
+            *c = Some(std::sync::Arc::new(Progress::new(self.quiet, label, total)));
+        }
+    }
+
+    fn advance(&self, n: u64) {
+        if let Some(p) = self.current() {
+            p.add(n);
+        }
+    }
+
+    fn end(&self) {
+        let p = self.current.lock().ok().and_then(|mut c| c.take());
+        if let Some(p) = p {
+            p.finish();
+        }
+    }
+
+    fn note(&self, message: &str) {
+        if !self.quiet {
+            eprintln!("{message}");
+        }
+    }
+}

@@ -87,6 +87,8 @@ pub struct Geometry {
     orbit_rep: [u8; MAX_SQUARES],
     /// The squares of each orbit (at most 6 orbits on 5x5).
     orbit_masks: [u32; 6],
+    /// `edge[d]`: the squares with no neighbour in direction `d`.
+    edge: [u32; 4],
 }
 
 static STANDARD: LazyLock<Geometry> = LazyLock::new(|| Geometry::build(5, 5));
@@ -178,7 +180,16 @@ impl Geometry {
             let o = reps.binary_search(&orbit_rep[s]).expect("rep listed");
             orbit_masks[o] |= 1 << s;
         }
+        let mut edge = [0u32; 4];
+        for s in 0..squares as usize {
+            for d in 0..4 {
+                if step[s][d] == NO_SQUARE {
+                    edge[d] |= 1 << s;
+                }
+            }
+        }
         Geometry {
+            edge,
             orbit_masks,
             n,
             squares,
@@ -260,6 +271,12 @@ impl Geometry {
             img |= table[((set >> (r as u32 * n)) & m) as usize];
         }
         img
+    }
+
+    /// The squares with no neighbour in direction `d` (the edge a step in `d` falls off).
+    #[inline]
+    pub fn edge(&self, d: Dir) -> u32 {
+        self.edge[d.index()]
     }
 
     /// The symmetry that undoes symmetry `k`.

@@ -207,7 +207,38 @@ pub fn shift_set(geom: &Geometry, set: u32, dir: Dir) -> u32 {
 
 /// True when the side to move has a move that removes an opponent piece (an immediate
 /// win when the opponent has `start - 1` pieces: a "checkmate position").
+///
+/// Bit-parallel: a push in direction `d` removes the opponent piece on `t` exactly when
+/// `t`'s next square in `d` is off the board or the hole and the unbroken run of pieces
+/// behind `t` (against `d`) contains a piece of the side to move, which then pushes.
+#[inline]
 pub fn can_capture(geom: &Geometry, pos: &Position) -> bool {
+    let occ = pos.occupied();
+    let hole = pos.hole();
+    for d in Dir::ALL {
+        let back = d.opposite();
+        // Squares whose next square in `d` is the hole.
+        let before_hole = match geom.step_raw(hole, back) {
+            NO_SQUARE => 0,
+            s => 1u32 << s,
+        };
+        let mut run = pos.opponent & (geom.edge(d) | before_hole);
+        if run == 0 {
+            continue;
+        }
+        // Extend each run backwards through occupied squares (a run is at most a row long).
+        for _ in 1..geom.side() {
+            run |= shift_set(geom, run & !geom.edge(back), back) & occ;
+        }
+        if run & pos.player != 0 {
+            return true;
+        }
+    }
+    false
+}
+
+/// [`can_capture`] by walking every chain square by square (the reference it is tested against).
+pub fn can_capture_by_walking(geom: &Geometry, pos: &Position) -> bool {
     let occ = pos.occupied();
     let hole = pos.hole();
     for from in squares_of(pos.player) {
@@ -232,6 +263,67 @@ pub fn can_capture(geom: &Geometry, pos: &Position) -> bool {
 /// from losing and the side to move can remove one.
 pub fn is_immediate_win(geom: &Geometry, pos: &Position) -> bool {
     pos.opponent.count_ones() == geom.min_pieces() && can_capture(geom, pos)
+}
+
+/// The image of direction `d` under symmetry `k` (bit 0 mirrors columns, then bit 1
+/// mirrors rows, then bit 2 transposes; see [`Geometry::sym_square`]).
+#[inline]
+pub fn transform_dir(k: usize, d: Dir) -> Dir {
+    let mut d = d;
+    if k & 1 != 0 {
+        d = match d {
+            Dir::Left => Dir::Right,
+            Dir::Right => Dir::Left,
+            x => x,
+        };
+    }
+    if k & 2 != 0 {
+        d = match d {
+            Dir::Up => Dir::Down,
+            Dir::Down => Dir::Up,
+            x => x,
+        };
+    }
+    if k & 4 != 0 {
+        d = match d {
+            Dir::Up => Dir::Left,
+            Dir::Left => Dir::Up,
+            Dir::Down => Dir::Right,
+            Dir::Right => Dir::Down,
+        };
+    }
+    d
+}
+
+/// The image of a move of `pos` under symmetry `k`: a move of `pos.transformed(k)`.
+#[inline]
+pub fn transform_move(geom: &Geometry, k: usize, m: Move) -> Move {
+    match m {
+        Move::Piece { from, dir } => Move::Piece { from: geom.sym_square(k, from as u32) as u8, dir: transform_dir(k, dir) },
+        Move::Hole { dir } => Move::Hole { dir: transform_dir(k, dir) },
+    }
+}
+
+/// The 1-based index of a legal move `m` in the published move list of `pos`, computed
+/// without building the list.
+#[inline]
+pub fn move_index(geom: &Geometry, pos: &Position, m: Move) -> usize {
+    match m {
+        Move::Piece { from, dir } => {
+            4 * (pos.player & ((1u32 << from) - 1)).count_ones() as usize + dir.index() + 1
+        }
+        Move::Hole { dir } => {
+            let occ = pos.occupied();
+            let before = Dir::ALL[..dir.index()]
+                .iter()
+                .filter(|&&d| {
+                    let t = geom.step_raw(pos.hole(), d);
+                    t != NO_SQUARE && occ >> t & 1 == 0
+                })
+                .count();
+            4 * pos.player.count_ones() as usize + before + 1
+        }
+    }
 }
 
 /// An "unmove": a predecessor position and the move that leads from it to the given
@@ -387,6 +479,47 @@ mod tests {
                 assert_eq!(r.undo, u.undo);
             });
             assert!(n > 0);
+        }
+    }
+
+    #[test]
+    fn transformed_moves_commute_with_play_and_index_matches_the_list() {
+        let g = Geometry::standard();
+        for s in ["00100-11200-00001-31022-20020", "22222-00000-00300-00000-11111", "12120-21210-00300-01000-00002"] {
+            let p = pos(s);
+            let list = moves(g, &p);
+            for (i, &m) in list.iter().enumerate() {
+                assert_eq!(move_index(g, &p, m), i + 1);
+                let r = play(g, &p, m).unwrap();
+                for k in 0..8 {
+                    let pk = p.transformed(g, k);
+                    let mk = transform_move(g, k, m);
+                    let rk = play(g, &pk, mk).expect("image of a legal move is legal");
+                    assert_eq!(rk.child, r.child.transformed(g, k), "{s} {m:?} k={k}");
+                    assert_eq!(rk.removal, r.removal);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bit_parallel_capture_test_agrees_with_walking_chains() {
+        use crate::index::GameIndex;
+        for g in [Geometry::standard().clone(), Geometry::new(4, 4).unwrap(), Geometry::new(3, 3).unwrap()] {
+            let idx = GameIndex::build(&g, 2 * g.start_pieces()).unwrap();
+            let (mut yes, mut no) = (0, 0);
+            for ph in idx.phases() {
+                for i in 0..20_000u64 {
+                    let p = ph.position_at(i.wrapping_mul(2_654_435_761) % ph.len());
+                    for k in 0..8 {
+                        let q = p.transformed(&g, k);
+                        let want = can_capture_by_walking(&g, &q);
+                        assert_eq!(can_capture(&g, &q), want, "{q:?}");
+                        if want { yes += 1 } else { no += 1 }
+                    }
+                }
+            }
+            assert!(yes > 0 && no > 0);
         }
     }
 }

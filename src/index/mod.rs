@@ -195,6 +195,44 @@ impl PhaseIndex {
         }
     }
 
+    /// The index of `pos` (any symmetric image of a position of this phase), a symmetry
+    /// `k` with `pos.transformed(k)` canonical, and whether the canonical position is fixed
+    /// by some symmetry other than the identity (then `k` is one of several).
+    #[inline]
+    pub fn locate(&self, pos: &Position) -> (u64, usize, bool) {
+        let (slot, syms) = self.sets.lookup(pos.player);
+        let g = &self.geom;
+        let (k, o, h, symmetric) = if syms & (syms - 1) == 0 {
+            let k = syms.trailing_zeros() as usize;
+            (k, g.sym_set(k, pos.opponent), g.sym_square(k, pos.hole()), false)
+        } else {
+            let mut best = u64::MAX;
+            let mut best_k = 0;
+            let mut ties = 0;
+            let mut t = syms;
+            while t != 0 {
+                let k = t.trailing_zeros() as usize;
+                t &= t - 1;
+                let rest = (g.sym_set(k, pos.opponent) as u64) << 5 | g.sym_square(k, pos.hole()) as u64;
+                if rest < best {
+                    best = rest;
+                    best_k = k;
+                    ties = 1;
+                } else if rest == best {
+                    ties += 1;
+                }
+            }
+            (best_k, (best >> 5) as u32, (best & 31) as u32, ties > 1)
+        };
+        let free = g.all() & !self.sets.set(slot);
+        let inner = inner_rank(free, o, h, self.holes);
+        let idx = match self.bitmap_of[slot] {
+            u32::MAX => self.offsets[slot] + inner,
+            b => self.offsets[slot] + self.bitmaps[b as usize].rank(inner).expect("canonical inner pair"),
+        };
+        (idx, k, symmetric)
+    }
+
     /// The index of `pos` (any symmetric image of a position of this phase).
     #[inline]
     pub fn index_of(&self, pos: &Position) -> u64 {

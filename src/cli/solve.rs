@@ -1,0 +1,62 @@
+//! `ostledb solve`: retrograde analysis of every phase up to a piece count.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use clap::Args;
+
+use crate::cli::progress::CliReporter;
+use crate::cli::{CommonArgs, emit, thousands};
+use crate::error::Error;
+use crate::game::Geometry;
+use crate::solve::{Outcome, SolveOptions, solve};
+
+/// Arguments of `ostledb solve`.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  ostledb solve                    # phase (4,4), 160,900,185 positions\n  ostledb solve --max-pieces 10 --threads 2")]
+pub struct SolveArgs {
+    /// Solve the phases with at most this many pieces on the board: 8 = (4,4); 9 adds
+    /// (5,4) and (4,5); 10 is the whole game.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(8..=10))]
+    pub max_pieces: u32,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+/// Run `ostledb solve`.
+pub fn run(args: SolveArgs) -> Result<(), Error> {
+    if let Some(t) = args.threads {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(t)
+            .build_global()
+            .map_err(|e| Error::InvalidArgument(format!("cannot start {t} threads: {e}")))?;
+    }
+    let t = Instant::now();
+    let g = Geometry::standard();
+    let opts = SolveOptions { reporter: Arc::new(CliReporter::new(args.common.quiet)) };
+    let sol = solve(g, args.max_pieces, &opts)?;
+    let mut out = String::new();
+    for p in sol.phases() {
+        let (mut w, mut l, mut d) = (0u64, 0u64, 0u64);
+        for i in 0..p.len() {
+            match p.record(i).base {
+                Outcome::Win(_) => w += 1,
+                Outcome::Loss(_) => l += 1,
+                Outcome::Draw => d += 1,
+            }
+        }
+        out.push_str(&format!(
+            "{}: {} positions: {} win, {} loss, {} draw\n",
+            p.phase(),
+            thousands(p.len()),
+            thousands(w),
+            thousands(l),
+            thousands(d)
+        ));
+    }
+    out.push_str(&format!("solved in {:.1} s\n", t.elapsed().as_secs_f64()));
+    emit(&out)
+}

@@ -1,0 +1,9 @@
+//! The solver: retrograde analysis phase by phase (see `ARCHITECTURE.md`).
+
+pub mod outcome;
+pub mod progress;
+pub mod retrograde;
+pub mod verify;
+
+pub use outcome::Outcome;
+pub use retrograde::{PhaseValues, Record, Solution, SolveOptions, solve};

@@ -1,0 +1,24 @@
+//! Progress reporting from library code. The library never prints: long steps call a
+//! [`Reporter`], which the command line renders as progress bars.
+
+/// Receives progress of long steps. Calls may come from several threads.
+pub trait Reporter: Send + Sync {
+    /// A step with `total` units of work begins.
+    fn begin(&self, label: &str, total: u64);
+    /// `n` more units of the current step are done.
+    fn advance(&self, n: u64);
+    /// The current step is finished.
+    fn end(&self);
+    /// A one-line message worth showing (a phase summary, a resumed checkpoint).
+    fn note(&self, _message: &str) {}
+}
+
+/// A reporter that ignores everything.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Silent;
+
+impl Reporter for Silent {
+    fn begin(&self, _: &str, _: u64) {}
+    fn advance(&self, _: u64) {}
+    fn end(&self) {}
+}

@@ -1,0 +1,229 @@
+//! The `ostledb` binary as a user runs it: output of `positions` and `inspect` (text and
+//! JSON), exit code 2 with one readable line for every kind of bad input, and a closed
+//! stdout pipe treated as success.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+fn ostledb(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ostledb"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run ostledb {args:?}: {e}"))
+}
+
+/// Stdout of a run that must succeed, with every run of blanks squeezed to one space so
+/// that checks do not depend on column widths.
+fn ok_stdout(args: &[&str]) -> String {
+    let out = ostledb(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "ostledb {args:?} failed: {:?}\n{stderr}", out.status);
+    assert!(!stderr.contains("panicked"), "ostledb {args:?}: {stderr}");
+    let stdout = String::from_utf8(out.stdout).expect("stdout is UTF-8");
+    stdout.lines().map(|l| l.split_whitespace().collect::<Vec<_>>().join(" ")).collect::<Vec<_>>().join("\n")
+}
+
+fn json_stdout(args: &[&str]) -> Value {
+    let text = ok_stdout(args);
+    assert_eq!(text.lines().count(), 1, "ostledb {args:?}: JSON is one line");
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("ostledb {args:?}: not JSON ({e}): {text}"))
+}
+
+/// OSTLE.md section 6: phase (4,4) positions per hole representative.
+const POSITIONS_4_4: [(u32, u64); 6] =
+    [(0, 25_744_590), (1, 51_482_970), (2, 25_744_590), (6, 25_744_590), (7, 25_744_590), (12, 6_438_855)];
+
+#[test]
+fn positions_max_pieces_8_prints_the_published_4_4_table() {
+    let text = ok_stdout(&["positions", "--max-pieces", "8"]);
+    let mut rows = BTreeMap::new();
+    for line in text.lines() {
+        let cells: Vec<&str> = line.split(' ').collect();
+        if let [hole, count] = cells[..]
+            && let Ok(hole) = hole.parse::<u32>()
+        {
+            rows.insert(hole, count.replace(',', "").parse::<u64>().expect("a count"));
+        }
+    }
+    assert_eq!(rows, BTreeMap::from(POSITIONS_4_4), "{text}");
+    assert!(text.lines().any(|l| l == "hole (4,4)"), "{text}");
+    assert!(text.lines().any(|l| l == "sum 160,900,185"), "{text}");
+    assert!(text.contains("total 160,900,185 positions, 4,022,504,625 nodes"), "{text}");
+}
+
+#[test]
+fn positions_json_has_the_published_4_4_counts() {
+    let v = json_stdout(&["positions", "--max-pieces", "8", "--json"]);
+    assert_eq!(v["max_pieces"], 8);
+    assert_eq!(v["total_positions"], 160_900_185u64);
+    assert_eq!(v["total_nodes"], 25 * 160_900_185u64);
+    let phases = v["phases"].as_array().expect("phases");
+    assert_eq!(phases.len(), 1, "max pieces 8 is phase (4,4) alone");
+    let ph = &phases[0];
+    assert_eq!(ph["phase"], serde_json::json!([4, 4]));
+    assert_eq!(ph["positions"], 160_900_185u64);
+    for (hole, count) in POSITIONS_4_4 {
+        assert_eq!(ph["by_hole"][hole.to_string()], count, "hole {hole}");
+    }
+    assert!(ph.get("nodes").is_none(), "node counts only with --nodes");
+}
+
+/// `inspect` runs: arguments and lines (blanks squeezed) the text output must contain.
+const INSPECT_CASES: &[(&[&str], &[&str])] = &[
+    (
+        &["inspect", "22222-00000-00300-00000-11111"],
+        &[
+            "board 22222-00000-00300-00000-11111",
+            "canonical 11111-00000-00300-00000-22222 code 34326183948 (MAAA+f)",
+            "phase (5,5)",
+            "forbidden none",
+            "24 moves:",
+            "9 c1-up -> 11111-00000-00300-00200-22022",
+            "21 hole-up -> 11111-00300-00000-00000-22222",
+        ],
+    ),
+    (
+        &["inspect", "00100-11200-00001-31022-20020", "--prev", "00000-22200-00102-32011-10010"],
+        &[
+            "canonical 00100-11200-00001-31022-20020 code 88068631564303 (PABgTkBU)",
+            "forbidden c5-down (node index 2 in the canonical move list)",
+            "21 moves:",
+            "2 c5-down -> 00000-22200-00102-32011-10010 forbidden",
+            "1 c5-up -> 00000-22100-00002-32011-10010 loses own piece",
+        ],
+    ),
+    (
+        &["inspect", "00000-00000-00001-11112-22223"],
+        &[
+            "canonical 32222-21111-10000-00000-00000 code 2130303780800 (AfAAAAf)",
+            "forbidden none",
+            "20 moves:",
+            "2 e3-down -> 00000-00000-00000-22222-11113 captures",
+        ],
+    ),
+    (
+        // Four pieces a side; a4-up pushes the other side's a5 off the top.
+        &["inspect", "22220-10000-00300-00000-11100"],
+        &[
+            "phase (4,4)",
+            "immediate win: the side to move can capture and win now",
+            "1 a4-up -> 21110-00000-00300-00000-22200 captures",
+        ],
+    ),
+];
+
+#[test]
+fn inspect_prints_the_worked_examples() {
+    for (args, want) in INSPECT_CASES {
+        let text = ok_stdout(args);
+        for line in *want {
+            assert!(text.lines().any(|l| l == *line), "ostledb {args:?}: no line {line:?} in\n{text}");
+        }
+        let immediate = text.contains("immediate win");
+        assert_eq!(immediate, args[1] == "22220-10000-00300-00000-11100", "ostledb {args:?}: immediate win line");
+    }
+}
+
+#[test]
+fn inspect_json_reports_the_worked_examples() {
+    let v = json_stdout(&["inspect", "22222-00000-00300-00000-11111", "--json"]);
+    assert_eq!(v["canonical"], "11111-00000-00300-00000-22222");
+    assert_eq!(v["code"], 34_326_183_948u64);
+    assert_eq!(v["base64"], "MAAA+f");
+    assert_eq!(v["phase"], serde_json::json!([5, 5]));
+    assert_eq!(v["immediate_win"], false);
+    assert_eq!(v["forbidden_move"], Value::Null);
+    assert_eq!(v["node_index"], 0);
+    assert_eq!(v["moves"].as_array().unwrap().len(), 24);
+
+    let v =
+        json_stdout(&["inspect", "00100-11200-00001-31022-20020", "--prev", "00000-22200-00102-32011-10010", "--json"]);
+    assert_eq!(v["board"], "00100-11200-00001-31022-20020");
+    assert_eq!(v["code"], 88_068_631_564_303u64);
+    assert_eq!(v["base64"], "PABgTkBU");
+    assert_eq!(v["forbidden_move"], "c5-down");
+    assert_eq!(v["node_index"], 2);
+    let moves = v["moves"].as_array().unwrap();
+    assert_eq!(moves.len(), 21);
+    let forbidden: Vec<&Value> = moves.iter().filter(|m| m["forbidden"] == true).collect();
+    assert_eq!(forbidden.len(), 1);
+    assert_eq!(forbidden[0]["index"], 2);
+    assert_eq!(forbidden[0]["move"], "c5-down");
+    assert_eq!(forbidden[0]["result"], "00000-22200-00102-32011-10010", "the forbidden move recreates --prev");
+    assert_eq!(forbidden[0]["removes"], "nothing");
+
+    let v = json_stdout(&["inspect", "00000-00000-00001-11112-22223", "--json"]);
+    assert_eq!(v["canonical"], "32222-21111-10000-00000-00000");
+    assert_eq!(v["code"], 2_130_303_780_800u64);
+    assert_eq!(v["base64"], "AfAAAAf");
+    assert_eq!(v["moves"].as_array().unwrap().len(), 20);
+
+    let v = json_stdout(&["inspect", "22220-10000-00300-00000-11100", "--json"]);
+    assert_eq!(v["phase"], serde_json::json!([4, 4]));
+    assert_eq!(v["immediate_win"], true);
+    assert_eq!(v["moves"][0]["removes"], "opponent");
+}
+
+/// Bad input: arguments, and a fragment our one-line message must contain (`None` for
+/// clap's own usage errors).
+const BAD_INPUT: &[(&[&str], Option<&str>)] = &[
+    (&["inspect", "22222-00000-00300-00000-1111"], Some("has 24 squares; a 5x5 board has 25")),
+    (&["inspect", "22222-00000-00300-00000-111111"], Some("has 26 squares")),
+    (&["inspect", "22222-00000-00300-00000-11117"], Some("character 29 is '7'")),
+    (&["inspect", "22222-00000-00330-00000-11110"], Some("two holes")),
+    (&["inspect", "22222-00000-00000-00000-11111"], Some("no hole")),
+    (&["inspect", "22222-00000-00301-00000-11111"], Some("6 pieces `1`")),
+    (&["inspect", "22222-00000-20302-00000-11111"], Some("7 pieces `2`")),
+    (&["inspect", "22200-00000-00300-00000-11111"], Some("3 pieces `2`")),
+    (&["inspect", "22222-00000-00300-00000-11111", "--prev", "2222"], Some("has 4 squares")),
+    (
+        &["inspect", "00100-11200-00001-31022-20020", "--prev", "22222-00000-00300-00000-11111"],
+        Some("the previous board does not lead to the current board by one move"),
+    ),
+    (&["positions", "--max-pieces", "7"], None),
+    (&["positions", "--max-pieces", "11"], None),
+    (&["inspect"], None),
+    (&["no-such-command"], None),
+];
+
+#[test]
+fn bad_input_exits_2_with_one_error_line_and_no_output() {
+    for (args, fragment) in BAD_INPUT {
+        let out = ostledb(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "ostledb {args:?}: exit status; stderr:\n{stderr}");
+        assert!(out.stdout.is_empty(), "ostledb {args:?}: printed {:?}", String::from_utf8_lossy(&out.stdout));
+        assert!(!stderr.contains("panicked"), "ostledb {args:?}: {stderr}");
+        match fragment {
+            Some(f) => {
+                assert!(stderr.starts_with("ostledb: error: "), "ostledb {args:?}: {stderr}");
+                assert!(stderr.ends_with('\n') && stderr.lines().count() == 1, "ostledb {args:?}: one line: {stderr}");
+                assert!(stderr.contains(f), "ostledb {args:?}: {stderr:?} does not say {f:?}");
+            }
+            None => assert!(stderr.starts_with("error: "), "ostledb {args:?}: clap usage error: {stderr}"),
+        }
+    }
+}
+
+#[test]
+fn closed_stdout_pipe_is_success() {
+    // The reader closes the pipe before `positions` has built its index and written
+    // anything, so the write fails with a broken pipe.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ostledb"))
+        .args(["positions", "--max-pieces", "8"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn ostledb");
+    drop(child.stdout.take());
+    let mut stderr = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}; stderr: {stderr}");
+    assert!(stderr.is_empty(), "nothing on stderr: {stderr}");
+}

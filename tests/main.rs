@@ -1,0 +1,5 @@
+//! Integration tests: one binary, one module per concern.
+
+mod bruteforce;
+mod cli;
+mod examples;
