@@ -29,6 +29,31 @@ pub enum Error {
     /// A command-line or API argument out of range.
     #[error("{0}")]
     InvalidArgument(String),
+    /// A database file is damaged or is not what its name says.
+    #[error("{path}: the file is damaged ({reason}); delete it and run `ostledb solve` again to rebuild it")]
+    Corrupt {
+        /// The file concerned.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// No solved database where one was expected.
+    #[error(
+        "no solved database at {path} for phase {phase}; run `ostledb solve --db {path} --max-pieces {max_pieces}` first"
+    )]
+    MissingDatabase {
+        /// The database path.
+        path: PathBuf,
+        /// The phase that is missing, e.g. "(4,4)".
+        phase: String,
+        /// The piece count that would solve it.
+        max_pieces: u32,
+    },
+    /// `ostledb verify` found stored values that disagree with their children.
+    #[error(
+        "{0} positions disagree with their children; the database is wrong: delete it and solve again, and please report this"
+    )]
+    VerifyFailed(u64),
     /// An I/O error on a file.
     #[error("{path}: {source}")]
     Io {

@@ -62,3 +62,126 @@ pub fn node_counts(index: &PhaseIndex, progress: &(dyn Fn(u64) + Sync)) -> NodeC
         })
         .reduce(NodeCounts::default, |a, b| a + b)
 }
+
+/// Counts of wins, losses and draws with the distribution of distances.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ValueCounts {
+    /// Wins for the side to move.
+    pub win: u64,
+    /// Losses for the side to move.
+    pub loss: u64,
+    /// Draws.
+    pub draw: u64,
+    /// `win_by_distance[n]`: wins in exactly `n` plies.
+    pub win_by_distance: Vec<u64>,
+    /// `loss_by_distance[n]`: losses in exactly `n` plies.
+    pub loss_by_distance: Vec<u64>,
+}
+
+impl ValueCounts {
+    fn add(&mut self, o: crate::solve::Outcome) {
+        use crate::solve::Outcome::*;
+        let bump = |h: &mut Vec<u64>, n: u32| {
+            if h.len() <= n as usize {
+                h.resize(n as usize + 1, 0);
+            }
+            h[n as usize] += 1;
+        };
+        match o {
+            Win(n) => {
+                self.win += 1;
+                bump(&mut self.win_by_distance, n);
+            }
+            Loss(n) => {
+                self.loss += 1;
+                bump(&mut self.loss_by_distance, n);
+            }
+            Draw => self.draw += 1,
+        }
+    }
+
+    fn merge(mut self, o: ValueCounts) -> ValueCounts {
+        self.win += o.win;
+        self.loss += o.loss;
+        self.draw += o.draw;
+        for (a, b) in [(&mut self.win_by_distance, o.win_by_distance), (&mut self.loss_by_distance, o.loss_by_distance)]
+        {
+            if a.len() < b.len() {
+                a.resize(b.len(), 0);
+            }
+            for (x, y) in a.iter_mut().zip(b) {
+                *x += y;
+            }
+        }
+        self
+    }
+
+    /// The longest win and the longest loss, in plies.
+    pub fn longest(&self) -> (usize, usize) {
+        let last = |h: &Vec<u64>| h.iter().rposition(|&c| c > 0).unwrap_or(0);
+        (last(&self.win_by_distance), last(&self.loss_by_distance))
+    }
+}
+
+/// Statistics of one solved phase.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct PhaseStats {
+    /// The phase, `[player, opponent]`.
+    pub phase: [u32; 2],
+    /// Node and position counts (as [`node_counts`]).
+    pub counts: NodeCounts,
+    /// Positions with a special move (a node whose value differs from the position's).
+    pub positions_with_special: u64,
+    /// Values of the positions (their node without a forbidden move).
+    pub positions: ValueCounts,
+    /// Values of the non-trivial nodes (immediate-win positions excluded, as published).
+    pub nodes: ValueCounts,
+}
+
+/// Walk a solved phase: value counts of its positions and of its non-trivial nodes.
+pub fn phase_stats(
+    index: &PhaseIndex,
+    values: &crate::solve::PhaseValues,
+    progress: &(dyn Fn(u64) + Sync),
+) -> PhaseStats {
+    let geom = index.geometry();
+    let n = index.len();
+    const CHUNK: u64 = 1 << 16;
+    let mut st = (0..n.div_ceil(CHUNK))
+        .into_par_iter()
+        .map(|c| {
+            let mut acc = PhaseStats::default();
+            let end = ((c + 1) * CHUNK).min(n);
+            for i in c * CHUNK..end {
+                let pos = index.position_at(i);
+                let rec = values.record(i);
+                acc.counts.positions += 1;
+                acc.positions.add(rec.base);
+                acc.positions_with_special += rec.special.is_some() as u64;
+                if is_immediate_win(geom, &pos) {
+                    acc.counts.immediate_wins += 1;
+                    continue;
+                }
+                let mut reached = 0u32;
+                unmoves_with_node_index(geom, &pos, |_, j| reached |= 1 << j);
+                acc.counts.nontrivial_nodes += reached.count_ones() as u64;
+                acc.counts.nontrivial_with_forbidden += (reached & !1).count_ones() as u64;
+                while reached != 0 {
+                    let j = reached.trailing_zeros() as usize;
+                    reached &= reached - 1;
+                    acc.nodes.add(values.node(i, j));
+                }
+            }
+            progress(end - c * CHUNK);
+            acc
+        })
+        .reduce(PhaseStats::default, |a, b| PhaseStats {
+            phase: a.phase,
+            counts: a.counts + b.counts,
+            positions_with_special: a.positions_with_special + b.positions_with_special,
+            positions: a.positions.merge(b.positions),
+            nodes: a.nodes.merge(b.nodes),
+        });
+    st.phase = [index.phase().player, index.phase().opponent];
+    st
+}

@@ -1,10 +1,14 @@
 //! The `ostledb` command line: one module per subcommand, each with its own argument
 //! struct and a `run` function. `main.rs` only parses and dispatches.
 
+pub mod db;
 pub mod inspect;
 pub mod positions;
 pub mod progress;
+pub mod query;
 pub mod solve;
+pub mod stats;
+pub mod verify;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -33,8 +37,14 @@ pub enum Command {
     Positions(positions::PositionsArgs),
     /// Show a board: canonical form, code, phase, moves and the forbidden move.
     Inspect(inspect::InspectArgs),
-    /// Solve the game by retrograde analysis, phase by phase.
+    /// Solve the game by retrograde analysis, phase by phase, into a database directory.
     Solve(solve::SolveArgs),
+    /// The value of a board and of each of its moves, from a solved database.
+    Query(query::QueryArgs),
+    /// Wins, losses, draws and distances per phase of a solved database.
+    Stats(stats::StatsArgs),
+    /// Re-derive every stored value from its children's stored values.
+    Verify(verify::VerifyArgs),
 }
 
 /// Options every subcommand takes.
@@ -54,6 +64,9 @@ pub fn run(cli: Cli) -> Result<(), Error> {
         Command::Positions(a) => positions::run(a),
         Command::Inspect(a) => inspect::run(a),
         Command::Solve(a) => solve::run(a),
+        Command::Query(a) => query::run(a),
+        Command::Stats(a) => stats::run(a),
+        Command::Verify(a) => verify::run(a),
     }
 }
 

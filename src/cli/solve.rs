@@ -5,15 +5,22 @@ use std::time::Instant;
 
 use clap::Args;
 
+use crate::cli::db::Db;
 use crate::cli::progress::CliReporter;
 use crate::cli::{CommonArgs, emit, thousands};
 use crate::error::Error;
 use crate::game::Geometry;
-use crate::solve::{Outcome, SolveOptions, solve};
+use crate::game::notation::parse_board;
+use crate::game::symmetry::canonical;
+use crate::solve::query::position_value;
+use crate::solve::retrograde::solve_into;
+use crate::solve::{Outcome, SolveOptions};
 
 /// Arguments of `ostledb solve`.
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  ostledb solve                    # phase (4,4), 160,900,185 positions\n  ostledb solve --max-pieces 10 --threads 2")]
+#[command(
+    after_help = "Examples:\n  ostledb solve                    # phase (4,4), 160,900,185 positions\n  ostledb solve --max-pieces 10 --threads 2"
+)]
 pub struct SolveArgs {
     /// Solve the phases with at most this many pieces on the board: 8 = (4,4); 9 adds
     /// (5,4) and (4,5); 10 is the whole game.
@@ -36,10 +43,10 @@ pub fn run(args: SolveArgs) -> Result<(), Error> {
     }
     let t = Instant::now();
     let g = Geometry::standard();
-    let opts = SolveOptions { reporter: Arc::new(CliReporter::new(args.common.quiet)) };
-    let sol = solve(g, args.max_pieces, &opts)?;
+    let opts =
+        SolveOptions { reporter: Arc::new(CliReporter::new(args.common.quiet)), dir: Some(args.common.db.clone()) };
     let mut out = String::new();
-    for p in sol.phases() {
+    solve_into(g, args.max_pieces, &opts, |p| {
         let (mut w, mut l, mut d) = (0u64, 0u64, 0u64);
         for i in 0..p.len() {
             match p.record(i).base {
@@ -56,7 +63,19 @@ pub fn run(args: SolveArgs) -> Result<(), Error> {
             thousands(l),
             thousands(d)
         ));
-    }
-    out.push_str(&format!("solved in {:.1} s\n", t.elapsed().as_secs_f64()));
+        Ok(())
+    })?;
+    out.push_str(&format!("solved in {:.1} s; database {}\n", t.elapsed().as_secs_f64(), args.common.db.display()));
+    // A sample query, answered from the database just written.
+    let mut db = Db::open(&args.common.db)?;
+    let index = db.index.clone();
+    let sample = "22220-00000-00300-00000-11110";
+    let pos = parse_board(g, sample)?;
+    let (canon, _) = canonical(g, &pos);
+    let v = position_value(g, &index, &mut db, &canon, 0)?;
+    out.push_str(&format!(
+        "sample: {sample} (four pieces a side, side to move at the bottom): {}\n  try: ostledb query {sample}\n",
+        v.describe()
+    ));
     emit(&out)
 }

@@ -299,7 +299,9 @@ pub fn transform_dir(k: usize, d: Dir) -> Dir {
 #[inline]
 pub fn transform_move(geom: &Geometry, k: usize, m: Move) -> Move {
     match m {
-        Move::Piece { from, dir } => Move::Piece { from: geom.sym_square(k, from as u32) as u8, dir: transform_dir(k, dir) },
+        Move::Piece { from, dir } => {
+            Move::Piece { from: geom.sym_square(k, from as u32) as u8, dir: transform_dir(k, dir) }
+        }
         Move::Hole { dir } => Move::Hole { dir: transform_dir(k, dir) },
     }
 }
@@ -309,9 +311,7 @@ pub fn transform_move(geom: &Geometry, k: usize, m: Move) -> Move {
 #[inline]
 pub fn move_index(geom: &Geometry, pos: &Position, m: Move) -> usize {
     match m {
-        Move::Piece { from, dir } => {
-            4 * (pos.player & ((1u32 << from) - 1)).count_ones() as usize + dir.index() + 1
-        }
+        Move::Piece { from, dir } => 4 * (pos.player & ((1u32 << from) - 1)).count_ones() as usize + dir.index() + 1,
         Move::Hole { dir } => {
             let occ = pos.occupied();
             let before = Dir::ALL[..dir.index()]

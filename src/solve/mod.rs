@@ -1,7 +1,9 @@
 //! The solver: retrograde analysis phase by phase (see `ARCHITECTURE.md`).
 
+pub mod checkpoint;
 pub mod outcome;
 pub mod progress;
+pub mod query;
 pub mod retrograde;
 pub mod verify;
 

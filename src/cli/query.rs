@@ -1,0 +1,142 @@
+//! `ostledb query`: the value of a board, and of each of its moves, from a solved database.
+
+use clap::Args;
+use serde::Serialize;
+
+use crate::cli::db::Db;
+use crate::cli::{CommonArgs, emit, emit_json};
+use crate::error::Error;
+use crate::game::forbidden::{first_index_reaching, forbidden_move};
+use crate::game::moves::{is_immediate_win, moves, transform_move};
+use crate::game::notation::{code_to_base64, format_board, format_move, parse_board};
+use crate::game::symmetry::{canonical, canonical_code};
+use crate::solve::Outcome;
+use crate::solve::query::{move_values, position_value};
+
+/// Arguments of `ostledb query`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  ostledb query 22220-00000-00300-00000-11110\n  ostledb query 00100-11200-00001-31022-20020 --prev 00000-22200-00102-32011-10010 --json\n\nThe board is seen from the side to move (1). Distances count plies up to and including\nthe capture that ends the game. Solve the database first with `ostledb solve`."
+)]
+pub struct QueryArgs {
+    /// The board, 25 digits (0 empty, 1 side to move, 2 other side, 3 hole; `-` ignored).
+    pub board: String,
+    /// The board before the opponent's last move, seen from the opponent (1 = the
+    /// opponent's pieces); it decides which move is forbidden.
+    #[arg(long, value_name = "BOARD")]
+    pub prev: Option<String>,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+#[derive(Serialize)]
+struct MoveReport {
+    index: usize,
+    r#move: String,
+    outcome: Outcome,
+    text: String,
+    removes: &'static str,
+    forbidden: bool,
+    best: bool,
+}
+
+#[derive(Serialize)]
+struct Report {
+    board: String,
+    canonical: String,
+    code: u64,
+    base64: String,
+    node_index: usize,
+    checkmate: bool,
+    outcome: Outcome,
+    text: String,
+    moves: Vec<MoveReport>,
+}
+
+/// The published wording of a node's value.
+pub fn published_text(checkmate: bool, o: Outcome) -> String {
+    if checkmate { "checkmate, wins in one move".to_string() } else { o.describe() }
+}
+
+/// Run `ostledb query`.
+pub fn run(args: QueryArgs) -> Result<(), Error> {
+    let mut db = Db::open(&args.common.db)?;
+    let g = crate::game::Geometry::standard();
+    let pos = parse_board(g, &args.board)?;
+    let (canon, k) = canonical(g, &pos);
+    let j = match &args.prev {
+        Some(prev) => {
+            let prev = parse_board(g, prev)?;
+            forbidden_move(g, &pos, &prev)?;
+            first_index_reaching(g, &canon, canonical_code(g, &prev))
+        }
+        None => 0,
+    };
+    if pos.phase().pieces() > db.max_pieces {
+        return Err(Error::MissingDatabase {
+            path: args.common.db.clone(),
+            phase: pos.phase().to_string(),
+            max_pieces: pos.phase().pieces(),
+        });
+    }
+    let index = db.index.clone();
+    let checkmate = is_immediate_win(g, &pos);
+    let outcome = position_value(g, &index, &mut db, &canon, j)?;
+    let forbidden_canon = (j > 0).then(|| moves(g, &canon)[j - 1]);
+    let values = move_values(g, &index, &mut db, &pos)?;
+    let allowed = |mv| forbidden_canon != Some(transform_move(g, k, mv));
+    let best = values.iter().filter(|v| allowed(v.mv)).map(|v| v.outcome).fold(None, |a: Option<Outcome>, o| match a {
+        Some(b) if !o.better_than(b) => Some(b),
+        _ => Some(o),
+    });
+    let moves: Vec<MoveReport> = values
+        .iter()
+        .map(|v| MoveReport {
+            index: v.index,
+            r#move: format_move(g, v.mv),
+            outcome: v.outcome,
+            text: match (v.removes, v.outcome) {
+                ("opponent", Outcome::Win(1)) => "wins at once (captures the opponent's second piece)".to_string(),
+                ("own", Outcome::Loss(1)) => "loses at once (drops its own second piece)".to_string(),
+                _ => v.outcome.describe(),
+            },
+            removes: v.removes,
+            forbidden: !allowed(v.mv),
+            best: allowed(v.mv) && Some(v.outcome) == best,
+        })
+        .collect();
+    let report = Report {
+        board: format_board(g, &pos),
+        canonical: format_board(g, &canon),
+        code: canon.code(),
+        base64: code_to_base64(canon.code()),
+        node_index: j,
+        checkmate,
+        outcome,
+        text: published_text(checkmate, outcome),
+        moves,
+    };
+    if args.json {
+        return emit_json(&report);
+    }
+    let mut out = String::new();
+    out.push_str(&format!("board      {}\n", report.board));
+    out.push_str(&format!("canonical  {}  code {} ({})\n", report.canonical, report.code, report.base64));
+    out.push_str(&format!("forbidden  {}\n", if j == 0 { "none".to_string() } else { format!("node index {j}") }));
+    out.push_str(&format!("value      {}\n", report.text));
+    out.push_str("moves (value for the side to move after playing it):\n");
+    for m in &report.moves {
+        let tag = if m.forbidden {
+            "  forbidden"
+        } else if m.best {
+            "  best"
+        } else {
+            ""
+        };
+        out.push_str(&format!("  {:>2}  {:<11} {}{}\n", m.index, m.r#move, m.text, tag));
+    }
+    emit(&out)
+}

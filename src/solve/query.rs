@@ -1,0 +1,121 @@
+//! Answering questions about single positions from stored records: the value of a node
+//! and the value of every move, reading only the records it needs.
+
+use crate::error::Error;
+use crate::game::forbidden::ChildTable;
+use crate::game::moves::{Move, Removal, is_immediate_win, moves, play};
+use crate::game::symmetry::canonical;
+use crate::game::{Geometry, Phase, Position};
+use crate::index::GameIndex;
+use crate::solve::outcome::Outcome;
+use crate::solve::retrograde::{PhaseValues, Record, Solution, val_outcome};
+
+/// A source of stored records, by phase and index.
+pub trait Records {
+    /// The record of position `idx` of `phase`.
+    fn record(&mut self, phase: Phase, idx: u64) -> Result<Record, Error>;
+}
+
+/// Decode a packed record (see [`PhaseValues`]).
+pub fn unpack(r: u64) -> Record {
+    let s = (r >> 32) as u32 & 31;
+    Record { base: val_outcome(r as u16), special: (s != 0).then(|| (s, val_outcome((r >> 16) as u16))) }
+}
+
+impl Records for &Solution {
+    fn record(&mut self, phase: Phase, idx: u64) -> Result<Record, Error> {
+        let p: &PhaseValues = self
+            .phase(phase)
+            .ok_or_else(|| Error::InvalidArgument(format!("phase {phase} is not in this solution")))?;
+        Ok(p.record(idx))
+    }
+}
+
+/// The value of node `(pos, j)` from a record: the special value if `j` is the special move.
+pub fn node_value(rec: &Record, j: usize) -> Outcome {
+    match rec.special {
+        Some((s, v)) if s as usize == j => v,
+        _ => rec.base,
+    }
+}
+
+/// What one move does, for the side that plays it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct MoveValue {
+    /// 1-based index in the move list of the position as given.
+    pub index: usize,
+    /// The move.
+    #[serde(skip)]
+    pub mv: Move,
+    /// The value of playing it, for the mover.
+    pub outcome: Outcome,
+    /// What it removes.
+    pub removes: &'static str,
+}
+
+fn locate(index: &GameIndex, pos: &Position) -> Result<(Phase, u64), Error> {
+    let ph = pos.phase();
+    let p =
+        index.phase(ph).ok_or_else(|| Error::InvalidArgument(format!("phase {ph} is not in the database's range")))?;
+    Ok((ph, p.index_of(pos)))
+}
+
+/// The value of the node the side to move of `pos` faces, with forbidden index `j` (of
+/// the canonical form's move list).
+pub fn position_value(
+    geom: &Geometry,
+    index: &GameIndex,
+    src: &mut impl Records,
+    pos: &Position,
+    j: usize,
+) -> Result<Outcome, Error> {
+    if is_immediate_win(geom, pos) {
+        return Ok(Outcome::Win(1));
+    }
+    let (ph, idx) = locate(index, pos)?;
+    Ok(node_value(&src.record(ph, idx)?, j))
+}
+
+/// The value of every move of `pos` (in `pos`'s own move list order), for the mover.
+pub fn move_values(
+    geom: &Geometry,
+    index: &GameIndex,
+    src: &mut impl Records,
+    pos: &Position,
+) -> Result<Vec<MoveValue>, Error> {
+    let losing = geom.losing_count();
+    let mut out = Vec::new();
+    for (i, &m) in moves(geom, pos).iter().enumerate() {
+        let r = play(geom, pos, m).expect("listed moves are legal");
+        let (outcome, removes) = match r.removal {
+            Removal::Opponent if r.child.player.count_ones() == losing => (Outcome::Win(1), "opponent"),
+            Removal::Own if r.child.opponent.count_ones() == losing => (Outcome::Loss(1), "own"),
+            Removal::Opponent | Removal::Own => {
+                let (c, _) = canonical(geom, &r.child);
+                let v = position_value(geom, index, src, &c, 0)?;
+                (v.parent(), if r.removal == Removal::Own { "own" } else { "opponent" })
+            }
+            Removal::None => {
+                let (c, k) = canonical(geom, &r.child);
+                let (ph, idx) = locate(index, &c)?;
+                let rec = src.record(ph, idx)?;
+                let v = if is_immediate_win(geom, &c) {
+                    Outcome::Win(1)
+                } else {
+                    match rec.special {
+                        None => rec.base,
+                        Some(_) => {
+                            // The child's forbidden index: its first move back to an image of `pos`.
+                            let back = pos.transformed(geom, k);
+                            let j = ChildTable::new(geom, &c).node_index_of_pred(geom, &back, None);
+                            node_value(&rec, j)
+                        }
+                    }
+                };
+                (v.parent(), "nothing")
+            }
+        };
+        out.push(MoveValue { index: i + 1, mv: m, outcome, removes });
+    }
+    Ok(out)
+}
