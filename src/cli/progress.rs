@@ -1,66 +1,48 @@
-//! Progress on stderr for long steps: a line with done/total, rate and ETA, redrawn at
-//! most a few times a second. Silent with `--quiet` or when stderr is not a terminal
-//! (then one summary line is printed at the end unless quiet).
+//! Progress on stderr for long steps: an indicatif bar with done/total, rate and ETA when
+//! stderr is a terminal; one summary line per step otherwise. Silent with `--quiet`.
 
-use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// A progress counter safe to bump from many threads.
 pub struct Progress {
     label: String,
-    total: u64,
-    done: AtomicU64,
+    bar: ProgressBar,
     start: Instant,
-    last: Mutex<Instant>,
     quiet: bool,
-    live: bool,
 }
 
 impl Progress {
     /// A counter for `total` units of work.
     pub fn new(quiet: bool, label: &str, total: u64) -> Progress {
-        let now = Instant::now();
-        Progress {
-            label: label.to_string(),
-            total,
-            done: AtomicU64::new(0),
-            start: now,
-            last: Mutex::new(now),
-            quiet,
-            live: !quiet && std::io::stderr().is_terminal(),
-        }
+        let target = if quiet { ProgressDrawTarget::hidden() } else { ProgressDrawTarget::stderr_with_hz(4) };
+        let bar = ProgressBar::with_draw_target(Some(total), target);
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{prefix}: [{bar:30}] {percent:>3}%  {human_pos}/{human_len}  {per_sec}  eta {eta}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+        );
+        bar.set_prefix(label.to_string());
+        Progress { label: label.to_string(), bar, start: Instant::now(), quiet }
     }
 
     /// Record `n` more units done.
     pub fn add(&self, n: u64) {
-        let done = self.done.fetch_add(n, Ordering::Relaxed) + n;
-        if !self.live {
-            return;
-        }
-        let Ok(mut last) = self.last.try_lock() else { return };
-        if last.elapsed() < Duration::from_millis(250) {
-            return;
-        }
-        *last = Instant::now();
-        let secs = self.start.elapsed().as_secs_f64();
-        let rate = done as f64 / secs.max(1e-9);
-        let eta = (self.total.saturating_sub(done)) as f64 / rate.max(1e-9);
-        let pct = 100.0 * done as f64 / self.total.max(1) as f64;
-        eprint!("\r\x1b[2K{}: {pct:5.1}%  {}/s  eta {}", self.label, human(rate), clock(eta));
-        let _ = std::io::stderr().flush();
+        self.bar.inc(n);
     }
 
-    /// End the line and print the elapsed time.
+    /// End the bar and print the elapsed time.
     pub fn finish(&self) {
+        self.bar.finish_and_clear();
         if self.quiet {
             return;
         }
         let secs = self.start.elapsed().as_secs_f64();
-        let done = self.done.load(Ordering::Relaxed);
-        let clear = if self.live { "\r\x1b[2K" } else { "" };
-        eprintln!("{clear}{}: {} done in {}", self.label, human(done as f64), clock(secs));
+        eprintln!("{}: {} done in {}", self.label, human(self.bar.position() as f64), clock(secs));
     }
 }
 

@@ -27,7 +27,7 @@
 mod playersets;
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 pub use playersets::{PlayerSets, colex_rank, colex_unrank};
 
@@ -105,7 +105,9 @@ pub struct PhaseIndex {
     holes: u32,
     /// `bitmap_of[slot]` = index into `bitmaps`, or `u32::MAX` for a trivial stabiliser.
     bitmap_of: Vec<u32>,
-    bitmaps: Vec<InnerBitmap>,
+    /// Built on first use, so that opening an index for one query costs microseconds;
+    /// the sizes come from [`canonical_inner_count`] without building them.
+    bitmaps: Vec<OnceLock<InnerBitmap>>,
 }
 
 impl PhaseIndex {
@@ -119,32 +121,31 @@ impl PhaseIndex {
         let mut offsets = Vec::with_capacity(sets.len() + 1);
         let mut bitmap_of = vec![u32::MAX; sets.len()];
         let mut bitmaps = Vec::new();
-        // Symmetric player sets: enumerate their inner space once (in parallel).
-        let symmetric: Vec<usize> = (0..sets.len()).filter(|&s| sets.stabiliser(s) != 1).collect();
-        let built: Vec<InnerBitmap> = {
-            use rayon::prelude::*;
-            symmetric
-                .par_iter()
-                .map(|&slot| symmetric_bitmap(geom, phase, sets.set(slot), sets.stabiliser(slot), inner_size))
-                .collect()
-        };
-        for (slot, bm) in symmetric.iter().zip(built) {
-            bitmap_of[*slot] = bitmaps.len() as u32;
-            bitmaps.push(bm);
-        }
         let mut total = 0u64;
         for slot in 0..sets.len() {
             offsets.push(total);
-            total += match bitmap_of[slot] {
-                u32::MAX => inner_size,
-                b => {
-                    let bm = &bitmaps[b as usize];
-                    bm.cum[bm.cum.len() - 1] as u64
-                }
+            let stab = sets.stabiliser(slot);
+            total += if stab == 1 {
+                inner_size
+            } else {
+                bitmap_of[slot] = bitmaps.len() as u32;
+                bitmaps.push(OnceLock::new());
+                canonical_inner_count(geom, sets.set(slot), stab, phase.opponent)
             };
         }
         offsets.push(total);
         PhaseIndex { geom: geom.clone(), phase, sets, offsets, holes, bitmap_of, bitmaps }
+    }
+
+    /// The bitmap of symmetric slot `b` (built on first use).
+    #[inline]
+    fn bitmap(&self, b: u32) -> &InnerBitmap {
+        self.bitmaps[b as usize].get_or_init(|| {
+            let slot = self.bitmap_of.iter().position(|&x| x == b).expect("slot of bitmap");
+            let free = self.geom.squares() - self.phase.player;
+            let inner_size = binomial(free, self.phase.opponent) * self.holes as u64;
+            symmetric_bitmap(&self.geom, self.phase, self.sets.set(slot), self.sets.stabiliser(slot), inner_size)
+        })
     }
 
     /// The phase this index numbers.
@@ -228,7 +229,7 @@ impl PhaseIndex {
         let inner = inner_rank(free, o, h, self.holes);
         let idx = match self.bitmap_of[slot] {
             u32::MAX => self.offsets[slot] + inner,
-            b => self.offsets[slot] + self.bitmaps[b as usize].rank(inner).expect("canonical inner pair"),
+            b => self.offsets[slot] + self.bitmap(b).rank(inner).expect("canonical inner pair"),
         };
         (idx, k, symmetric)
     }
@@ -242,7 +243,7 @@ impl PhaseIndex {
         let inner = inner_rank(free, o, h, self.holes);
         match self.bitmap_of[slot] {
             u32::MAX => self.offsets[slot] + inner,
-            b => self.offsets[slot] + self.bitmaps[b as usize].rank(inner).expect("canonical inner pair"),
+            b => self.offsets[slot] + self.bitmap(b).rank(inner).expect("canonical inner pair"),
         }
     }
 
@@ -253,7 +254,7 @@ impl PhaseIndex {
         let mut inner = idx - self.offsets[slot];
         let b = self.bitmap_of[slot];
         if b != u32::MAX {
-            inner = self.bitmaps[b as usize].select(inner);
+            inner = self.bitmap(b).select(inner);
         }
         let p = self.sets.set(slot);
         let (o, h) = inner_unrank(self.geom.all() & !p, inner, self.phase.opponent, self.holes);
@@ -276,7 +277,7 @@ impl PhaseIndex {
                     }
                 }
                 b => {
-                    let bm = &self.bitmaps[b as usize];
+                    let bm = self.bitmap(b);
                     for (w, &word) in bm.words.iter().enumerate() {
                         let mut word = word;
                         while word != 0 {
@@ -306,7 +307,7 @@ impl PhaseIndex {
     pub fn heap_bytes(&self) -> usize {
         self.offsets.len() * 8
             + self.bitmap_of.len() * 4
-            + self.bitmaps.iter().map(|b| b.words.len() * 8 + b.cum.len() * 4).sum::<usize>()
+            + self.bitmaps.iter().filter_map(|b| b.get()).map(|b| b.words.len() * 8 + b.cum.len() * 4).sum::<usize>()
     }
 
     /// The player set tables shared with other phases.
@@ -387,6 +388,50 @@ fn symmetric_bitmap(geom: &Geometry, phase: Phase, p: u32, stab: u8, inner_size:
     }
     cum.push(c);
     InnerBitmap { words, cum }
+}
+
+/// The number of canonical `(opponent set, hole)` pairs for a player set `p` with
+/// stabiliser `stab` (a mask of symmetries): the number of orbits of the stabiliser on
+/// the pairs, by Burnside's lemma (the average number of pairs each symmetry fixes). A
+/// symmetry fixes a pair when the opponent set is a union of its cycles on the free
+/// squares and the hole is one of its fixed points outside that set.
+pub fn canonical_inner_count(geom: &Geometry, p: u32, stab: u8, b: u32) -> u64 {
+    let free = geom.all() & !p;
+    let mut sum = 0u64;
+    for k in squares_of(stab as u32) {
+        let k = k as usize;
+        // Cycles of symmetry k on the free squares.
+        let mut seen = 0u32;
+        let mut cycles: Vec<u32> = Vec::new();
+        for s in squares_of(free) {
+            if seen >> s & 1 != 0 {
+                continue;
+            }
+            let mut len = 0;
+            let mut t = s;
+            while seen >> t & 1 == 0 {
+                seen |= 1 << t;
+                len += 1;
+                t = geom.sym_square(k, t);
+            }
+            cycles.push(len);
+        }
+        // For each fixed point as the hole: ways to pick other cycles of total size b.
+        for i in (0..cycles.len()).filter(|&i| cycles[i] == 1) {
+            let mut ways = vec![0u64; b as usize + 1];
+            ways[0] = 1;
+            for (j, &c) in cycles.iter().enumerate() {
+                if j == i {
+                    continue;
+                }
+                for size in (c as usize..=b as usize).rev() {
+                    ways[size] += ways[size - c as usize];
+                }
+            }
+            sum += ways[b as usize];
+        }
+    }
+    sum / stab.count_ones() as u64
 }
 
 /// The indexes of every phase of a game with at most `max_pieces` pieces.
@@ -472,6 +517,25 @@ mod tests {
                 assert_eq!(canonical(&g, &p).0, p, "{p:?} canonical");
                 assert_eq!(ph.index_of(&p), i);
                 assert!(seen.insert(p));
+            }
+        }
+    }
+
+    #[test]
+    fn burnside_counts_equal_the_enumerated_bitmaps() {
+        for g in [Geometry::standard().clone(), Geometry::new(4, 4).unwrap(), Geometry::new(3, 3).unwrap()] {
+            for ph in Phase::all(&g, 2 * g.start_pieces()) {
+                let sets = PlayerSets::build(&g, ph.player);
+                let free = g.squares() - ph.player;
+                let inner_size = binomial(free, ph.opponent) * (free - ph.opponent) as u64;
+                let mut checked = 0;
+                for slot in (0..sets.len()).filter(|&s| sets.stabiliser(s) != 1) {
+                    let bm = symmetric_bitmap(&g, ph, sets.set(slot), sets.stabiliser(slot), inner_size);
+                    let want = bm.cum[bm.cum.len() - 1] as u64;
+                    assert_eq!(canonical_inner_count(&g, sets.set(slot), sets.stabiliser(slot), ph.opponent), want);
+                    checked += 1;
+                }
+                assert!(checked > 0);
             }
         }
     }
