@@ -11,6 +11,19 @@ pub struct NotationError {
     pub reason: String,
 }
 
+impl Error {
+    /// Say which input a notation error is about ("the previous board (--prev)").
+    pub fn in_context(self, what: &str) -> Error {
+        match self {
+            Error::Notation(mut n) => {
+                n.reason = format!("{} (in {what})", n.reason);
+                Error::Notation(n)
+            }
+            e => e,
+        }
+    }
+}
+
 /// Everything that can go wrong in ostledb.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

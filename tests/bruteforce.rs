@@ -656,7 +656,7 @@ fn oracle_finds_wins_losses_and_draws_on_4x4() {
 /// The self-checks and the differential test on 4x4 with four pieces a side (slow:
 /// about two million positions).
 #[test]
-#[ignore]
+#[cfg_attr(debug_assertions, ignore = "slow in debug; cargo test --release runs it")]
 fn oracle_and_fast_solver_agree_on_4x4_with_four_pieces() {
     let o = Oracle::build(4, 4);
     o.report();

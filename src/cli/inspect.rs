@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::cli::{CommonArgs, emit, emit_json};
 use crate::error::Error;
-use crate::game::forbidden::{forbidden_move, node_index};
+use crate::game::forbidden::{forbidden_move, published_node_index};
 use crate::game::moves::{Removal, moves, play};
 use crate::game::notation::{code_to_base64, format_board, format_move, parse_board};
 use crate::game::symmetry::canonical;
@@ -57,8 +57,12 @@ pub fn run(args: InspectArgs) -> Result<(), Error> {
     let _ = &args.common;
     let g = Geometry::standard();
     let pos = parse_board(g, &args.board)?;
-    let forbidden = match &args.prev {
-        Some(prev) => forbidden_move(g, &pos, &parse_board(g, prev)?)?,
+    let prev = match &args.prev {
+        Some(prev) => Some(parse_board(g, prev).map_err(|e| e.in_context("the previous board (--prev)"))?),
+        None => None,
+    };
+    let forbidden = match &prev {
+        Some(prev) => forbidden_move(g, &pos, prev)?,
         None => None,
     };
     let (canon, _) = canonical(g, &pos);
@@ -90,7 +94,7 @@ pub fn run(args: InspectArgs) -> Result<(), Error> {
         phase: [ph.player, ph.opponent],
         immediate_win: is_immediate_win(g, &pos),
         forbidden_move: forbidden.map(|m| format_move(g, m)),
-        node_index: node_index(g, &pos, &canon, forbidden),
+        node_index: prev.map_or(0, |p| published_node_index(g, &canon, &p)),
         moves: infos,
     };
     if args.json {
@@ -107,6 +111,10 @@ pub fn run(args: InspectArgs) -> Result<(), Error> {
         Some(m) => {
             out.push_str(&format!("forbidden  {m} (node index {} in the canonical move list)\n", report.node_index))
         }
+        None if report.node_index > 0 => out.push_str(&format!(
+            "forbidden  none by the exact rule; published node index {} (that move of the canonical board reaches a mirror image of the previous board)\n",
+            report.node_index
+        )),
         None => out.push_str("forbidden  none\n"),
     }
     out.push_str(&format!("{} moves:\n", report.moves.len()));

@@ -6,10 +6,10 @@ use serde::Serialize;
 use crate::cli::db::Db;
 use crate::cli::{CommonArgs, emit, emit_json};
 use crate::error::Error;
-use crate::game::forbidden::{first_index_reaching, forbidden_move};
+use crate::game::forbidden::{forbidden_move, published_node_index};
 use crate::game::moves::{is_immediate_win, moves, transform_move};
 use crate::game::notation::{code_to_base64, format_board, format_move, parse_board};
-use crate::game::symmetry::{canonical, canonical_code};
+use crate::game::symmetry::canonical;
 use crate::solve::Outcome;
 use crate::solve::query::{move_values, position_value};
 
@@ -69,9 +69,9 @@ pub fn run(args: QueryArgs) -> Result<(), Error> {
     let (canon, k) = canonical(g, &pos);
     let j = match &args.prev {
         Some(prev) => {
-            let prev = parse_board(g, prev)?;
+            let prev = parse_board(g, prev).map_err(|e| e.in_context("the previous board (--prev)"))?;
             forbidden_move(g, &pos, &prev)?;
-            first_index_reaching(g, &canon, canonical_code(g, &prev))
+            published_node_index(g, &canon, &prev)
         }
         None => 0,
     };

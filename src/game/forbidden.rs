@@ -20,7 +20,17 @@ pub fn forbidden_move(geom: &Geometry, current: &Position, previous: &Position) 
     Err(Error::NotAPredecessor)
 }
 
-/// The published node index of the forbidden move `undo` of `pos`: 1 + the position, in
+/// The published node index of the node `canonical` is in after the move from
+/// `previous` (any symmetric image of the previous position, seen from its side to
+/// move): 1 + the index of the first move of `canonical` whose result is a symmetric image
+/// of `previous`, or 0 if there is none. Unlike [`node_index`] this is non-zero also when
+/// the last move cannot be undone exactly but another move reaches a mirror image of the
+/// previous position (OSTLE.md section 2); the database is keyed this way.
+pub fn published_node_index(geom: &Geometry, canonical: &Position, previous: &Position) -> usize {
+    first_index_reaching(geom, canonical, canonical_code(geom, previous))
+}
+
+/// The node index of the exact forbidden move `undo` of `pos`: 1 + the position, in
 /// the move list of `canonical` (the canonical form of `pos`), of the first move whose
 /// result equals the result of `undo` up to symmetry. 0 for no forbidden move.
 pub fn node_index(geom: &Geometry, pos: &Position, canonical: &Position, undo: Option<Move>) -> usize {

@@ -528,9 +528,8 @@ fn solve_group(
     // 1. Initial states: count in-group moves, summarise captures and suicides.
     rep.begin(&format!("{label} init"), n);
     let mut states: Vec<u64> = vec![0; n as usize];
-    // Per chunk: decisions `(distance, event)` and capture wins `(distance, position)`.
-    type Found = (Vec<(u32, u32)>, Vec<(u32, u32)>);
-    let found: Vec<Found> = states
+    // Per chunk: decisions by distance, and positions with a capture win by its distance.
+    let found: Vec<(Vec<Bucket>, Vec<Bucket>)> = states
         .par_chunks_mut(CHUNK as usize)
         .enumerate()
         .map(|(c, slice)| {
@@ -543,10 +542,10 @@ fn solve_group(
                 let (st, ev, ext) = initial_state(geom, index, done, &pos);
                 *cell = st.0;
                 for (class, d) in ev {
-                    events.push((d, event(g, class)));
+                    push_event(&mut events, d, event(g, class));
                 }
                 if let Some(w) = ext {
-                    ext_wins.push((w, g as u32));
+                    push_event(&mut ext_wins, w, g as u32);
                 }
             }
             rep.advance(slice.len() as u64);
@@ -554,20 +553,9 @@ fn solve_group(
         })
         .collect();
     rep.end();
-    let mut buckets: Vec<Bucket> = Vec::new();
-    let mut ext_buckets: Vec<Vec<u32>> = Vec::new();
-    for (ev, ext) in found {
-        for (d, e) in ev {
-            push_event(&mut buckets, d, e);
-        }
-        for (w, g) in ext {
-            let w = w as usize;
-            if ext_buckets.len() <= w {
-                ext_buckets.resize_with(w + 1, Vec::new);
-            }
-            ext_buckets[w].push(g);
-        }
-    }
+    let (events, ext): (Vec<Vec<Bucket>>, Vec<Vec<Bucket>>) = found.into_iter().unzip();
+    let mut buckets = merge_buckets(events);
+    let mut ext_buckets = merge_buckets(ext);
     let states = into_atomic(states);
 
     // 2. Levels.
@@ -577,9 +565,9 @@ fn solve_group(
         // Wins through captures at distance d.
         if d < ext_buckets.len() {
             let ext = std::mem::take(&mut ext_buckets[d]);
-            let new: Vec<(u32, u32)> = ext
+            let new: Vec<Vec<Bucket>> = ext
                 .par_chunks(4096)
-                .flat_map_iter(|chunk| {
+                .map(|chunk| {
                     let mut out = Vec::new();
                     for &g in chunk {
                         let g = g as u64;
@@ -599,22 +587,20 @@ fn solve_group(
                             Some(st.0)
                         });
                         for (class, dd) in emits.into_iter().flatten() {
-                            out.push((dd, event(g, class)));
+                            push_event(&mut out, dd, event(g, class));
                         }
                     }
                     out
                 })
                 .collect();
-            for (dd, e) in new {
-                push_event(&mut buckets, dd, e);
-            }
+            append_buckets(&mut buckets, new);
         }
         if d < buckets.len() {
             let events = std::mem::take(&mut buckets[d]);
             let decided_gen = events.iter().filter(|&&e| e & 1 == GEN).count() as u64;
-            let new: Vec<(u32, u32)> = events
+            let new: Vec<Vec<Bucket>> = events
                 .par_chunks(1024)
-                .flat_map_iter(|chunk| {
+                .map(|chunk| {
                     let mut out = Vec::new();
                     let mut slow = Vec::new();
                     let mut pending = Vec::new();
@@ -622,12 +608,15 @@ fn solve_group(
                         let (g, class) = ((e >> 1) as u64, e & 1);
                         propagate(geom, &group, &states, g, class, d as u32, &mut out, &mut slow, &mut pending);
                     }
-                    out
+                    let mut b = Vec::new();
+                    for (dd, e) in out {
+                        push_event(&mut b, dd, e);
+                    }
+                    b
                 })
                 .collect();
-            for (dd, e) in new {
-                push_event(&mut buckets, dd, e);
-            }
+            drop(events);
+            append_buckets(&mut buckets, new);
             rep.advance(decided_gen);
         }
         d += 1;
@@ -648,6 +637,47 @@ fn solve_group(
         out.push(PhaseValues { phase: p.phase(), records: tail });
     }
     out.reverse();
+    out
+}
+
+/// Append per-chunk buckets to `buckets`, reserving each bucket's growth once.
+fn append_buckets(buckets: &mut Vec<Bucket>, parts: Vec<Vec<Bucket>>) {
+    let levels = parts.iter().map(|p| p.len()).max().unwrap_or(0);
+    if buckets.len() < levels {
+        buckets.resize_with(levels, Vec::new);
+    }
+    let mut sizes = vec![0usize; levels];
+    for p in &parts {
+        for (d, b) in p.iter().enumerate() {
+            sizes[d] += b.len();
+        }
+    }
+    for (d, &n) in sizes.iter().enumerate() {
+        buckets[d].reserve_exact(n);
+    }
+    for p in parts {
+        for (d, b) in p.into_iter().enumerate() {
+            buckets[d].extend_from_slice(&b);
+        }
+    }
+}
+
+/// Concatenate per-chunk buckets, freeing each part as it is copied; every bucket is
+/// allocated once at its final size.
+fn merge_buckets(parts: Vec<Vec<Bucket>>) -> Vec<Bucket> {
+    let levels = parts.iter().map(|p| p.len()).max().unwrap_or(0);
+    let mut sizes = vec![0usize; levels];
+    for p in &parts {
+        for (d, b) in p.iter().enumerate() {
+            sizes[d] += b.len();
+        }
+    }
+    let mut out: Vec<Bucket> = sizes.iter().map(|&n| Vec::with_capacity(n)).collect();
+    for p in parts {
+        for (d, b) in p.into_iter().enumerate() {
+            out[d].extend_from_slice(&b);
+        }
+    }
     out
 }
 
