@@ -227,3 +227,76 @@ fn closed_stdout_pipe_is_success() {
     assert!(status.success(), "{status:?}; stderr: {stderr}");
     assert!(stderr.is_empty(), "nothing on stderr: {stderr}");
 }
+
+#[test]
+fn bfs_reproduces_the_published_first_layers_in_both_conventions() {
+    for (flag, want) in [("published", [1u64, 9, 102, 954, 6329]), ("strict", [1, 9, 99, 932, 6319])] {
+        let v = json_stdout(&["bfs", "--convention", flag, "--max-depth", "4", "--json", "--quiet"]);
+        let got: Vec<u64> =
+            v["layers"].as_array().expect("layers").iter().map(|l| l["nodes"].as_u64().unwrap()).collect();
+        assert_eq!(got, want, "{flag}");
+    }
+}
+
+/// The whole user journey on the real (4,4) phase: solve into a fresh directory, run it
+/// again (nothing recomputed), query, stats with the published counts, verify, and then
+/// damage the file: every reader must refuse it with exit code 2, never panic.
+#[test]
+#[cfg_attr(debug_assertions, ignore = "solves 160,900,185 positions; cargo test --release runs it")]
+fn solve_query_stats_verify_and_corruption_on_phase_4_4() {
+    let dir = std::env::temp_dir().join(format!("ostledb-cli-e2e-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let db = dir.to_str().unwrap();
+    let first = ok_stdout(&["solve", "--db", db, "--quiet"]);
+    assert!(first.contains("(4,4): 160,900,185 positions"), "{first}");
+    // Resumed: the finished phase is loaded, not solved again.
+    let again = ostledb(&["solve", "--db", db]);
+    let notes = String::from_utf8_lossy(&again.stderr);
+    assert!(again.status.success() && notes.contains("finished earlier"), "{notes}");
+    assert!(!notes.contains("retrograde"), "{notes}");
+    assert_eq!(String::from_utf8_lossy(&again.stdout).lines().next(), first.lines().next());
+
+    // A query: the node's value is the best value over its moves.
+    let q = json_stdout(&["query", "--db", db, "22220-00000-00300-00000-11110", "--json"]);
+    let moves = q["moves"].as_array().unwrap();
+    assert_eq!(moves.len(), 20);
+    assert!(moves.iter().any(|m| m["best"] == true && m["outcome"] == q["outcome"]), "{q}");
+    // A (5,5) board is outside a max-pieces-8 database: a clear error, not a panic.
+    let out = ostledb(&["query", "--db", db, "00100-11200-00001-31022-20020"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(err.contains("--max-pieces 10"), "{err}");
+
+    let stats = json_stdout(&["stats", "--db", db, "--json", "--quiet"]);
+    let c = &stats["phases"][0]["counts"];
+    assert_eq!(c["immediate_wins"], 84_616_783u64);
+    assert_eq!(c["nontrivial_nodes"], 353_733_905u64);
+    assert_eq!(c["nontrivial_with_forbidden"], 277_450_503u64);
+    let p = &stats["phases"][0]["positions"];
+    assert_eq!(p["win"].as_u64().unwrap() + p["loss"].as_u64().unwrap() + p["draw"].as_u64().unwrap(), 160_900_185);
+
+    let v = json_stdout(&["verify", "--db", db, "--json", "--quiet"]);
+    assert_eq!(v["ok"], true, "{v}");
+
+    // Damage one record: the checksum catches it.
+    let file = dir.join("phase-4-4.vals");
+    let mut f = std::fs::OpenOptions::new().read(true).write(true).open(&file).unwrap();
+    use std::io::{Seek, SeekFrom, Write};
+    f.seek(SeekFrom::Start(40 + 8 * 123_456_789)).unwrap();
+    f.write_all(&[0xff]).unwrap();
+    drop(f);
+    for args in [vec!["verify", "--db", db], vec!["stats", "--db", db]] {
+        let out = ostledb(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("damaged") && !err.contains("panicked"), "{args:?}: {err}");
+    }
+    // Truncated: even a single query refuses it.
+    let f = std::fs::OpenOptions::new().write(true).open(&file).unwrap();
+    f.set_len(1000).unwrap();
+    let out = ostledb(&["query", "--db", db, "22220-00000-00300-00000-11110"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("damaged"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

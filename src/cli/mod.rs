@@ -1,6 +1,7 @@
 //! The `ostledb` command line: one module per subcommand, each with its own argument
 //! struct and a `run` function. `main.rs` only parses and dispatches.
 
+pub mod bfs;
 pub mod db;
 pub mod inspect;
 pub mod positions;
@@ -45,6 +46,8 @@ pub enum Command {
     Stats(stats::StatsArgs),
     /// Re-derive every stored value from its children's stored values.
     Verify(verify::VerifyArgs),
+    /// Breadth-first search from the initial position: the fewest plies to each node.
+    Bfs(bfs::BfsArgs),
 }
 
 /// Options every subcommand takes.
@@ -67,6 +70,7 @@ pub fn run(cli: Cli) -> Result<(), Error> {
         Command::Query(a) => query::run(a),
         Command::Stats(a) => stats::run(a),
         Command::Verify(a) => verify::run(a),
+        Command::Bfs(a) => bfs::run(a),
     }
 }
 

@@ -104,8 +104,12 @@ impl crate::solve::progress::Reporter for CliReporter {
     }
 
     fn note(&self, message: &str) {
-        if !self.quiet {
-            eprintln!("{message}");
+        if self.quiet {
+            return;
+        }
+        match self.current() {
+            Some(p) if !p.bar.is_hidden() => p.bar.println(message),
+            _ => eprintln!("{message}"),
         }
     }
 }

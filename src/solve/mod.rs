@@ -1,5 +1,6 @@
 //! The solver: retrograde analysis phase by phase (see `ARCHITECTURE.md`).
 
+pub mod bfs;
 pub mod checkpoint;
 pub mod outcome;
 pub mod progress;

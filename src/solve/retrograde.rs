@@ -615,8 +615,13 @@ fn solve_group(
                     b
                 })
                 .collect();
+            let n_events = events.len();
             drop(events);
+            let n_new: usize = new.iter().flatten().map(|b| b.len()).sum();
             append_buckets(&mut buckets, new);
+            if n_events >= 1 << 20 {
+                rep.note(&format!("{label} level {d}: {n_events} decisions propagated, {n_new} new"));
+            }
             rep.advance(decided_gen);
         }
         d += 1;

@@ -1,0 +1,168 @@
+//! `ostledb bfs`: breadth-first search from the initial position, layer by layer.
+
+use std::time::Instant;
+
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+
+use crate::cli::progress::CliReporter;
+use crate::cli::{CommonArgs, emit, emit_json, thousands};
+use crate::error::Error;
+use crate::game::Geometry;
+use crate::game::forbidden::forbidden_move;
+use crate::game::notation::{code_to_base64, format_board, parse_board};
+use crate::game::position::Position;
+use crate::solve::bfs::{BfsReport, Convention, Stop, bfs_layers_with, key_code, key_index, node_of};
+
+/// The expansion convention on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ConventionArg {
+    /// Expand a node by all moves of its position, its own forbidden move included (the
+    /// relaxation the published BFS numbers use).
+    Published,
+    /// Leave out the node's forbidden move.
+    Strict,
+}
+
+/// Arguments of `ostledb bfs`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  ostledb bfs\n  ostledb bfs --strict --max-depth 6 --json\n  ostledb bfs --max-depth 6 --board 22222-00000-00300-00000-11111\n\nDepth 0 is the initial position. A node is (canonical position, forbidden move);\nthe published first layers are 1, 9, 102, 954, 6329 (strict: 1, 9, 99, 932, 6319)."
+)]
+pub struct BfsArgs {
+    /// Which moves expand a node: `published` plays all moves of the position (the
+    /// published numbers), `strict` leaves out the node's forbidden move.
+    #[arg(long, value_enum, default_value_t = ConventionArg::Published)]
+    pub convention: ConventionArg,
+    /// Shorthand for `--convention strict`.
+    #[arg(long, conflicts_with = "convention")]
+    pub strict: bool,
+    /// Do not expand immediate-win ("checkmate") positions: their nodes get a depth but
+    /// lead nowhere. The published first layers (depths 0..4) are the same either way; the
+    /// counts differ from depth 6 on.
+    #[arg(long)]
+    pub no_checkmate_expansion: bool,
+    /// Stop after this many plies.
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub max_depth: u32,
+    /// Stop cleanly before the stored nodes (all layers) exceed this many (8 bytes each,
+    /// plus working space of about the size of the last layer).
+    #[arg(long, default_value_t = 400_000_000, value_name = "N")]
+    pub max_nodes: u64,
+    /// Also report the depth of this board's node (25 digits, 1 = side to move).
+    #[arg(long, value_name = "BOARD")]
+    pub board: Option<String>,
+    /// The board before the opponent's last move, seen from the opponent; fixes the
+    /// forbidden move of `--board`.
+    #[arg(long, value_name = "BOARD", requires = "board")]
+    pub prev: Option<String>,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+#[derive(Serialize)]
+struct Query {
+    board: String,
+    canonical: String,
+    code: u64,
+    base64: String,
+    node_index: usize,
+    /// `None`: deeper than the last computed layer, or unreachable.
+    depth: Option<u32>,
+}
+
+#[derive(Serialize)]
+struct Output<'a> {
+    #[serde(flatten)]
+    report: &'a BfsReport,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    query: Option<Query>,
+}
+
+/// Run `ostledb bfs`.
+pub fn run(args: BfsArgs) -> Result<(), Error> {
+    let t = Instant::now();
+    let g = Geometry::standard();
+    let convention = match (args.strict, args.convention) {
+        (true, _) | (_, ConventionArg::Strict) => Convention::Strict,
+        _ => Convention::Published,
+    };
+    // Parse the query first so that a bad board fails before a long search.
+    let query_node = match &args.board {
+        Some(b) => {
+            let pos = parse_board(g, b)?;
+            let forbidden = match &args.prev {
+                Some(prev) => forbidden_move(g, &pos, &parse_board(g, prev)?)?,
+                None => None,
+            };
+            Some((pos, node_of(g, &pos, forbidden)))
+        }
+        None => None,
+    };
+    let reporter = CliReporter::new(args.common.quiet);
+    let report =
+        bfs_layers_with(g, convention, !args.no_checkmate_expansion, args.max_depth, args.max_nodes, &reporter);
+    let query = query_node.map(|(pos, key)| {
+        let canon = Position::from_code(key_code(key));
+        Query {
+            board: format_board(g, &pos),
+            canonical: format_board(g, &canon),
+            code: canon.code(),
+            base64: code_to_base64(canon.code()),
+            node_index: key_index(key),
+            depth: report.nodes.depth_of_key(key),
+        }
+    });
+    if args.json {
+        return emit_json(&Output { report: &report, query });
+    }
+    let mut out = String::new();
+    out.push_str(&format!(
+        "breadth-first search from the initial position, {} convention{}\n",
+        convention.name(),
+        if report.expand_checkmates { "" } else { ", checkmate positions not expanded" }
+    ));
+    out.push_str(&format!(
+        "{:>5} {:>15} {:>15} {:>15} {:>13} {:>9}\n",
+        "depth", "new nodes", "cumulative", "positions", "checkmates", "seconds"
+    ));
+    for l in &report.layers {
+        out.push_str(&format!(
+            "{:>5} {:>15} {:>15} {:>15} {:>13} {:>9.1}\n",
+            l.depth,
+            thousands(l.nodes),
+            thousands(l.cumulative),
+            thousands(l.positions),
+            thousands(l.checkmate_positions),
+            l.seconds
+        ));
+    }
+    let last = report.layers.last().map_or(0, |l| l.depth);
+    match &report.stop {
+        Stop::Exhausted => out.push_str(&format!("every reachable node found (deepest: {last} plies)\n")),
+        Stop::MaxDepth => out.push_str(&format!("stopped at --max-depth {}\n", report.max_depth)),
+        Stop::NodeBudget { depth, partial_nodes, expanded, frontier } => out.push_str(&format!(
+            "stopped: depth {depth} would exceed --max-nodes {}; it has at least {} new nodes \
+             ({} of the {} nodes at depth {last} expanded)\n",
+            thousands(report.max_nodes),
+            thousands(*partial_nodes),
+            thousands(*expanded),
+            thousands(*frontier),
+        )),
+    }
+    if let Some(q) = &query {
+        let depth = match q.depth {
+            Some(d) => format!("depth {d}"),
+            None => format!("not within depth {last}"),
+        };
+        out.push_str(&format!(
+            "{} -> canonical {} ({}), node index {}: {depth}\n",
+            q.board, q.canonical, q.base64, q.node_index
+        ));
+    }
+    out.push_str(&format!("{:.1} s\n", t.elapsed().as_secs_f64()));
+    emit(&out)
+}
