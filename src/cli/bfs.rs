@@ -9,8 +9,7 @@ use crate::cli::progress::CliReporter;
 use crate::cli::{CommonArgs, emit, emit_json, thousands};
 use crate::error::Error;
 use crate::game::Geometry;
-use crate::game::forbidden::forbidden_move;
-use crate::game::notation::{code_to_base64, format_board, parse_board};
+use crate::game::notation::{code_to_base64, format_board};
 use crate::game::position::Position;
 use crate::solve::bfs::{BfsReport, Convention, Stop, bfs_layers_with, key_code, key_index, node_of};
 
@@ -93,12 +92,8 @@ pub fn run(args: BfsArgs) -> Result<(), Error> {
     // Parse the query first so that a bad board fails before a long search.
     let query_node = match &args.board {
         Some(b) => {
-            let pos = parse_board(g, b)?;
-            let forbidden = match &args.prev {
-                Some(prev) => forbidden_move(g, &pos, &parse_board(g, prev)?)?,
-                None => None,
-            };
-            Some((pos, node_of(g, &pos, forbidden)))
+            let (pos, prev) = crate::cli::parse_with_prev(g, b, args.prev.as_deref())?;
+            Some((pos, node_of(g, &pos, prev.as_ref())))
         }
         None => None,
     };

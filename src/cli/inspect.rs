@@ -3,11 +3,11 @@
 use clap::Args;
 use serde::Serialize;
 
-use crate::cli::{CommonArgs, emit, emit_json};
+use crate::cli::{BoardArgs, CommonArgs, emit, emit_json};
 use crate::error::Error;
 use crate::game::forbidden::{forbidden_move, published_node_index};
 use crate::game::moves::{Removal, moves, play};
-use crate::game::notation::{code_to_base64, format_board, format_move, parse_board};
+use crate::game::notation::{code_to_base64, format_board, format_move};
 use crate::game::symmetry::canonical;
 use crate::game::{Geometry, moves::is_immediate_win};
 
@@ -17,12 +17,9 @@ use crate::game::{Geometry, moves::is_immediate_win};
     after_help = "Examples:\n  ostledb inspect 22222-00000-00300-00000-11111\n  ostledb inspect 00100-11200-00001-31022-20020 --prev 00000-22200-00102-32011-10010\n\nMoves are written SQUARE-DIRECTION (c1-up: the piece on c1 steps up) or\nhole-DIRECTION. Columns are a..e from the left, rows 1..5 from the bottom row of\nthe notation; up is towards the first row of the notation."
 )]
 pub struct InspectArgs {
-    /// The board, 25 digits (0 empty, 1 side to move, 2 other side, 3 hole; `-` ignored).
-    pub board: String,
-    /// The board before the opponent's last move, seen from the opponent (1 = the
-    /// opponent's pieces); fixes the forbidden move.
-    #[arg(long, value_name = "BOARD")]
-    pub prev: Option<String>,
+    /// The board and the board before it.
+    #[command(flatten)]
+    pub position: BoardArgs,
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -56,11 +53,7 @@ struct Report {
 pub fn run(args: InspectArgs) -> Result<(), Error> {
     let _ = &args.common;
     let g = Geometry::standard();
-    let pos = parse_board(g, &args.board)?;
-    let prev = match &args.prev {
-        Some(prev) => Some(parse_board(g, prev).map_err(|e| e.in_context("the previous board (--prev)"))?),
-        None => None,
-    };
+    let (pos, prev) = args.position.parse(g)?;
     let forbidden = match &prev {
         Some(prev) => forbidden_move(g, &pos, prev)?,
         None => None,

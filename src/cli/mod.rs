@@ -61,6 +61,47 @@ pub struct CommonArgs {
     pub quiet: bool,
 }
 
+/// A board and the board before the opponent's last move: the arguments of the
+/// subcommands that look at one position.
+#[derive(Debug, Clone, Args)]
+pub struct BoardArgs {
+    /// The board, 25 digits (0 empty, 1 side to move, 2 other side, 3 hole; `-` ignored).
+    pub board: String,
+    /// The board before the opponent's last move, seen from the opponent (1 = the
+    /// opponent's pieces); it decides which move is forbidden.
+    #[arg(long, value_name = "BOARD")]
+    pub prev: Option<String>,
+}
+
+impl BoardArgs {
+    /// Parse both boards; the previous one must lead to the board by one move.
+    pub fn parse(
+        &self,
+        g: &crate::game::Geometry,
+    ) -> Result<(crate::game::Position, Option<crate::game::Position>), Error> {
+        parse_with_prev(g, &self.board, self.prev.as_deref())
+    }
+}
+
+/// Parse a board and an optional previous board (checked to lead to it by one move).
+pub fn parse_with_prev(
+    g: &crate::game::Geometry,
+    board: &str,
+    prev: Option<&str>,
+) -> Result<(crate::game::Position, Option<crate::game::Position>), Error> {
+    let pos = crate::game::notation::parse_board(g, board)?;
+    let prev = match prev {
+        Some(p) => {
+            let p =
+                crate::game::notation::parse_board(g, p).map_err(|e| e.in_context("the previous board (--prev)"))?;
+            crate::game::forbidden::forbidden_move(g, &pos, &p)?;
+            Some(p)
+        }
+        None => None,
+    };
+    Ok((pos, prev))
+}
+
 /// Run the parsed command line.
 pub fn run(cli: Cli) -> Result<(), Error> {
     match cli.command {

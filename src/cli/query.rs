@@ -4,11 +4,11 @@ use clap::Args;
 use serde::Serialize;
 
 use crate::cli::db::Db;
-use crate::cli::{CommonArgs, emit, emit_json};
+use crate::cli::{BoardArgs, CommonArgs, emit, emit_json};
 use crate::error::Error;
-use crate::game::forbidden::{forbidden_move, published_node_index};
+use crate::game::forbidden::published_node_index;
 use crate::game::moves::{is_immediate_win, moves, transform_move};
-use crate::game::notation::{code_to_base64, format_board, format_move, parse_board};
+use crate::game::notation::{code_to_base64, format_board, format_move};
 use crate::game::symmetry::canonical;
 use crate::solve::Outcome;
 use crate::solve::query::{move_values, position_value};
@@ -19,12 +19,9 @@ use crate::solve::query::{move_values, position_value};
     after_help = "Examples:\n  ostledb query 22220-00000-00300-00000-11110\n  ostledb query 00100-11200-00001-31022-20020 --prev 00000-22200-00102-32011-10010 --json\n\nThe board is seen from the side to move (1). Distances count plies up to and including\nthe capture that ends the game. Solve the database first with `ostledb solve`."
 )]
 pub struct QueryArgs {
-    /// The board, 25 digits (0 empty, 1 side to move, 2 other side, 3 hole; `-` ignored).
-    pub board: String,
-    /// The board before the opponent's last move, seen from the opponent (1 = the
-    /// opponent's pieces); it decides which move is forbidden.
-    #[arg(long, value_name = "BOARD")]
-    pub prev: Option<String>,
+    /// The board and the board before it.
+    #[command(flatten)]
+    pub position: BoardArgs,
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -65,16 +62,9 @@ pub fn published_text(checkmate: bool, o: Outcome) -> String {
 pub fn run(args: QueryArgs) -> Result<(), Error> {
     let mut db = Db::open(&args.common.db)?;
     let g = crate::game::Geometry::standard();
-    let pos = parse_board(g, &args.board)?;
+    let (pos, prev) = args.position.parse(g)?;
     let (canon, k) = canonical(g, &pos);
-    let j = match &args.prev {
-        Some(prev) => {
-            let prev = parse_board(g, prev).map_err(|e| e.in_context("the previous board (--prev)"))?;
-            forbidden_move(g, &pos, &prev)?;
-            published_node_index(g, &canon, &prev)
-        }
-        None => 0,
-    };
+    let j = prev.map_or(0, |p| published_node_index(g, &canon, &p));
     if pos.phase().pieces() > db.max_pieces {
         return Err(Error::MissingDatabase {
             path: args.common.db.clone(),

@@ -67,7 +67,6 @@ use std::time::Instant;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::game::forbidden::node_index;
 use crate::game::geometry::NO_SQUARE;
 use crate::game::moves::{Move, Removal, is_immediate_win, move_index, moves, play, transform_move};
 use crate::game::symmetry::{canonical, canonical_code};
@@ -117,11 +116,11 @@ pub fn key_index(key: u64) -> usize {
     (key & ((1 << INDEX_BITS) - 1)) as usize
 }
 
-/// The key of the node of `pos` (any orientation) whose side to move may not play
-/// `forbidden` (a move of `pos`, e.g. from [`crate::game::forbidden::forbidden_move`]).
-pub fn node_of(geom: &Geometry, pos: &Position, forbidden: Option<Move>) -> u64 {
+/// The key of the node of `pos` (any orientation) reached from `previous` (the board
+/// before the last move, seen from its side to move), with the published node index.
+pub fn node_of(geom: &Geometry, pos: &Position, previous: Option<&Position>) -> u64 {
     let (c, _) = canonical(geom, pos);
-    node_key(c.code(), node_index(geom, pos, &c, forbidden))
+    node_key(c.code(), previous.map_or(0, |p| crate::game::forbidden::published_node_index(geom, &c, p)))
 }
 
 /// The key of the start node: the canonical initial position, nothing forbidden.
@@ -828,7 +827,7 @@ mod tests {
         let start = Position::initial(g);
         let m = moves(g, &start)[0];
         let child = play(g, &start, m).unwrap();
-        assert_eq!(r.nodes.depth_of_key(node_of(g, &child.child, child.undo)), Some(1));
+        assert_eq!(r.nodes.depth_of_key(node_of(g, &child.child, Some(&start))), Some(1));
         // A position far from the start.
         let far = crate::game::notation::parse_board(g, "00100-11200-00001-31022-20020").unwrap();
         assert_eq!(r.nodes.depth_of_key(node_of(g, &far, None)), None);
