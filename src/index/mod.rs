@@ -172,28 +172,37 @@ impl PhaseIndex {
     /// The canonical form of `pos` (which must be a valid position of this phase).
     #[inline]
     pub fn canonical(&self, pos: &Position) -> Position {
-        let (slot, o, h) = self.canonical_parts(pos);
+        let (slot, _, o, h, _) = self.canonical_parts(pos);
         Position::new(self.sets.set(slot), o, h)
     }
 
+    /// The canonical slot, a symmetry `k` mapping `pos` to its canonical form, the canonical
+    /// opponent set and hole, and whether the canonical form has a non-trivial stabiliser.
     #[inline]
-    fn canonical_parts(&self, pos: &Position) -> (usize, u32, u32) {
+    fn canonical_parts(&self, pos: &Position) -> (usize, usize, u32, u32, bool) {
         let (slot, syms) = self.sets.lookup(pos.player);
         let g = &self.geom;
         if syms & (syms - 1) == 0 {
             let k = syms.trailing_zeros() as usize;
-            (slot, g.sym_set(k, pos.opponent), g.sym_square(k, pos.hole()))
-        } else {
-            let mut best = u64::MAX;
-            let mut t = syms;
-            while t != 0 {
-                let k = t.trailing_zeros() as usize;
-                t &= t - 1;
-                let rest = (g.sym_set(k, pos.opponent) as u64) << 5 | g.sym_square(k, pos.hole()) as u64;
-                best = best.min(rest);
-            }
-            (slot, (best >> 5) as u32, (best & 31) as u32)
+            return (slot, k, g.sym_set(k, pos.opponent), g.sym_square(k, pos.hole()), false);
         }
+        let mut best = u64::MAX;
+        let mut best_k = 0;
+        let mut ties = 0;
+        let mut t = syms;
+        while t != 0 {
+            let k = t.trailing_zeros() as usize;
+            t &= t - 1;
+            let rest = (g.sym_set(k, pos.opponent) as u64) << 5 | g.sym_square(k, pos.hole()) as u64;
+            if rest < best {
+                best = rest;
+                best_k = k;
+                ties = 1;
+            } else if rest == best {
+                ties += 1;
+            }
+        }
+        (slot, best_k, (best >> 5) as u32, (best & 31) as u32, ties > 1)
     }
 
     /// The index of `pos` (any symmetric image of a position of this phase), a symmetry
@@ -201,31 +210,8 @@ impl PhaseIndex {
     /// by some symmetry other than the identity (then `k` is one of several).
     #[inline]
     pub fn locate(&self, pos: &Position) -> (u64, usize, bool) {
-        let (slot, syms) = self.sets.lookup(pos.player);
-        let g = &self.geom;
-        let (k, o, h, symmetric) = if syms & (syms - 1) == 0 {
-            let k = syms.trailing_zeros() as usize;
-            (k, g.sym_set(k, pos.opponent), g.sym_square(k, pos.hole()), false)
-        } else {
-            let mut best = u64::MAX;
-            let mut best_k = 0;
-            let mut ties = 0;
-            let mut t = syms;
-            while t != 0 {
-                let k = t.trailing_zeros() as usize;
-                t &= t - 1;
-                let rest = (g.sym_set(k, pos.opponent) as u64) << 5 | g.sym_square(k, pos.hole()) as u64;
-                if rest < best {
-                    best = rest;
-                    best_k = k;
-                    ties = 1;
-                } else if rest == best {
-                    ties += 1;
-                }
-            }
-            (best_k, (best >> 5) as u32, (best & 31) as u32, ties > 1)
-        };
-        let free = g.all() & !self.sets.set(slot);
+        let (slot, k, o, h, symmetric) = self.canonical_parts(pos);
+        let free = self.geom.all() & !self.sets.set(slot);
         let inner = inner_rank(free, o, h, self.holes);
         let idx = match self.bitmap_of[slot] {
             u32::MAX => self.offsets[slot] + inner,
@@ -238,13 +224,7 @@ impl PhaseIndex {
     #[inline]
     pub fn index_of(&self, pos: &Position) -> u64 {
         debug_assert_eq!(pos.phase(), self.phase);
-        let (slot, o, h) = self.canonical_parts(pos);
-        let free = self.geom.all() & !self.sets.set(slot);
-        let inner = inner_rank(free, o, h, self.holes);
-        match self.bitmap_of[slot] {
-            u32::MAX => self.offsets[slot] + inner,
-            b => self.offsets[slot] + self.bitmap(b).rank(inner).expect("canonical inner pair"),
-        }
+        self.locate(pos).0
     }
 
     /// The canonical position with index `idx` (`idx < len()`).

@@ -455,8 +455,8 @@ fn next_layer(
     Ok(next)
 }
 
-/// The children of the frontier nodes `keys` (sorted), unsorted and with duplicates.
-fn expand(ctx: &Ctx, keys: &[u64], reporter: &dyn Reporter) -> Vec<u64> {
+/// Split sorted `keys` into ranges of about `TASK` keys that never split a position's nodes.
+fn task_ranges(keys: &[u64]) -> Vec<(usize, usize)> {
     let mut ranges = Vec::new();
     let mut a = 0;
     while a < keys.len() {
@@ -464,6 +464,12 @@ fn expand(ctx: &Ctx, keys: &[u64], reporter: &dyn Reporter) -> Vec<u64> {
         ranges.push((a, b));
         a = b;
     }
+    ranges
+}
+
+/// The children of the frontier nodes `keys` (sorted), unsorted and with duplicates.
+fn expand(ctx: &Ctx, keys: &[u64], reporter: &dyn Reporter) -> Vec<u64> {
+    let ranges = task_ranges(keys);
     ranges
         .par_iter()
         .flat_map_iter(|&(a, b)| {
@@ -579,13 +585,7 @@ fn merge_into(a: &mut Vec<u64>, b: Vec<u64>) {
 fn layer_stats(geom: &Geometry, depth: u32, keys: &[u64], cumulative: u64, seconds: f64) -> LayerStats {
     let phases = Phase::all(geom, 2 * geom.start_pieces());
     let slot = |p: Phase| phases.iter().position(|&q| q == p).expect("a live phase");
-    let mut ranges = Vec::new();
-    let mut a = 0;
-    while a < keys.len() {
-        let b = group_end(keys, (a + TASK).min(keys.len()));
-        ranges.push((a, b));
-        a = b;
-    }
+    let ranges = task_ranges(keys);
     let zero = || LayerStats { phases: vec![PhaseLayer::default(); phases.len()], ..LayerStats::default() };
     let add = |mut x: LayerStats, y: LayerStats| {
         x.positions += y.positions;
