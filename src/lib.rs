@@ -41,5 +41,6 @@ pub mod game;
 pub mod index;
 pub mod solve;
 pub mod stats;
+pub mod sys;
 
 pub use error::Error;

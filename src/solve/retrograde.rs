@@ -126,7 +126,9 @@ const S_SHIFT: u32 = 10; // special move index, 0 = none (5 bits)
 const CAN_LOSE: u64 = 1 << 15; // no capture or draw option outside the group
 const GEN_SHIFT: u32 = 16;
 const SPC_SHIFT: u32 = 32;
-const EXTLOSE_SHIFT: u32 = 48; // longest loss among options outside the group
+// Options outside the group: with CAN_LOSE, the longest loss among them; without, the
+// shortest win among them (0: none, the position has a draw outside instead).
+const OUTSIDE_SHIFT: u32 = 48;
 
 #[derive(Clone, Copy)]
 struct State(u64);
@@ -158,7 +160,13 @@ impl State {
     }
     #[inline]
     fn extlose(self) -> u32 {
-        (self.0 >> EXTLOSE_SHIFT) as u32
+        debug_assert!(self.can_lose());
+        (self.0 >> OUTSIDE_SHIFT) as u32
+    }
+    #[inline]
+    fn ext_win(self) -> u32 {
+        debug_assert!(!self.can_lose());
+        (self.0 >> OUTSIDE_SHIFT) as u32
     }
     #[inline]
     fn with_ux(self, u: u32, x: u32) -> State {
@@ -470,6 +478,8 @@ fn solve_phases(
             }
         }
         if values.is_empty() {
+            // Captures and suicides remove one piece: only the group just below is read.
+            done.retain(|f| f.phase.pieces() + 1 == total);
             values = solve_group(geom, index, Group::new(members), &done, opts);
             if let Some(dir) = &opts.dir {
                 for v in &values {
@@ -523,71 +533,69 @@ fn solve_group(
     let n = group.len();
     let label: Vec<String> = group.phases.iter().map(|p| p.phase().to_string()).collect();
     let label = label.join("+");
-    const CHUNK: u64 = 1 << 14;
 
-    // 1. Initial states: count in-group moves, summarise captures and suicides.
+    // 1. Initial states: count in-group moves, summarise captures and suicides. What is
+    // already decided, and the wins through a capture, wait in per-chunk queues.
     rep.begin(&format!("{label} init"), n);
     let mut states: Vec<u64> = vec![0; n as usize];
-    // Per chunk: decisions by distance, and positions with a capture win by its distance.
-    let found: Vec<(Vec<Bucket>, Vec<Bucket>)> = states
-        .par_chunks_mut(CHUNK as usize)
+    let (mut queues, last): (Vec<ChunkQueue>, Vec<u32>) = states
+        .par_chunks_mut(CHUNK)
         .enumerate()
         .map(|(c, slice)| {
-            let lo = c as u64 * CHUNK;
-            let mut events = Vec::new();
-            let mut ext_wins = Vec::new();
+            let lo = (c * CHUNK) as u64;
+            let mut decided: Vec<(u32, u16)> = Vec::new();
+            let mut ext: Vec<(u32, u16)> = Vec::new();
             for (k, cell) in slice.iter_mut().enumerate() {
-                let g = lo + k as u64;
-                let pos = group.position(g);
-                let (st, ev, ext) = initial_state(geom, index, done, &pos);
+                let pos = group.position(lo + k as u64);
+                let (st, ev, w) = initial_state(geom, index, done, &pos);
                 *cell = st.0;
                 for (class, d) in ev {
-                    push_event(&mut events, d, event(g, class));
+                    decided.push((d, (k as u16) << 1 | class as u16));
                 }
-                if let Some(w) = ext {
-                    push_event(&mut ext_wins, w, g as u32);
+                if let Some(w) = w {
+                    ext.push((w, k as u16));
                 }
             }
             rep.advance(slice.len() as u64);
-            (events, ext_wins)
+            decided.sort_by_key(|&(d, _)| d);
+            ext.sort_by_key(|&(w, _)| w);
+            let last = decided.iter().chain(&ext).map(|&(d, _)| d).max().unwrap_or(0);
+            let q = ChunkQueue {
+                decided: decided.into_iter().map(|(_, e)| e).collect(),
+                ext: ext.into_iter().map(|(_, k)| k).collect(),
+                next: (0, 0),
+            };
+            (q, last)
         })
-        .collect();
+        .unzip();
     rep.end();
-    let (events, ext): (Vec<Vec<Bucket>>, Vec<Vec<Bucket>>) = found.into_iter().unzip();
-    let mut buckets = merge_buckets(events);
-    let mut ext_buckets = merge_buckets(ext);
+    let last = last.into_iter().max().unwrap_or(0) as usize;
     let states = into_atomic(states);
+    crate::sys::release_free_memory();
+    let queued: usize = queues.iter().map(|q| q.decided.len() + q.ext.len()).sum();
+    rep.note(&format!("{label} init: {queued} decisions and capture wins queued; {}", crate::sys::rss_summary()));
 
-    // 2. Levels.
+    // 2. Levels: at level d, first the wins through a capture at distance d (they come
+    // before any propagation of level d, which only decides distances above d), then every
+    // decision of distance d is propagated.
     rep.begin(&format!("{label} retrograde"), n);
+    let mut buckets: Vec<Bucket> = Vec::new();
     let mut d = 0usize;
-    while d < buckets.len() || d < ext_buckets.len() {
-        // Wins through captures at distance d.
-        if d < ext_buckets.len() {
-            let ext = std::mem::take(&mut ext_buckets[d]);
-            let new: Vec<Vec<Bucket>> = ext
-                .par_chunks(4096)
-                .map(|chunk| {
-                    let mut out = Vec::new();
-                    for &g in chunk {
-                        let g = g as u64;
-                        let cell = &states[g as usize];
-                        let mut emits: Emits = [None, None];
-                        let _ = cell.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
-                            let mut st = State(v);
-                            emits = [None, None];
-                            if st.gen_val() == 0 {
-                                st = st.with_gen(win(d as u32));
-                                emits[0] = Some((GEN, d as u32));
-                            }
-                            if st.s() != 0 && st.spc() == 0 {
-                                st = st.with_spc(win(d as u32));
-                                emits[1] = Some((SPC, d as u32));
-                            }
-                            Some(st.0)
-                        });
-                        for (class, dd) in emits.into_iter().flatten() {
-                            push_event(&mut out, dd, event(g, class));
+    while d <= last || d < buckets.len() {
+        let level = d as u32;
+        if d <= last {
+            let new: Vec<Vec<Bucket>> = queues
+                .par_iter_mut()
+                .enumerate()
+                .with_min_len(64)
+                .fold(Vec::new, |mut out, (c, q)| {
+                    let lo = (c * CHUNK) as u64;
+                    while let Some(&k) = q.ext.get(q.next.1 as usize) {
+                        let g = lo + k as u64;
+                        if apply_capture_win(&states[g as usize], g, level, &mut out) {
+                            q.next.1 += 1;
+                        } else {
+                            break;
                         }
                     }
                     out
@@ -595,38 +603,79 @@ fn solve_group(
                 .collect();
             append_buckets(&mut buckets, new);
         }
+        let mut decided_gen = 0u64;
+        let mut n_events = 0usize;
+        let mut new: Vec<Vec<Bucket>> = Vec::new();
+        if d <= last {
+            // Decisions made at init, from the chunk queues.
+            let part: Vec<(Vec<Bucket>, u64, usize)> = queues
+                .par_iter_mut()
+                .enumerate()
+                .with_min_len(64)
+                .fold(
+                    || (Vec::new(), 0u64, 0usize, Scratch::default()),
+                    |(mut out, mut gen_count, mut count, mut scratch), (c, q)| {
+                        let lo = (c * CHUNK) as u64;
+                        while let Some(&e) = q.decided.get(q.next.0 as usize) {
+                            let (g, class) = (lo + (e >> 1) as u64, (e & 1) as u32);
+                            let st = State(states[g as usize].load(Ordering::Relaxed));
+                            let v = if class == GEN { st.gen_val() } else { st.spc() };
+                            debug_assert!(dist(v) as usize >= d);
+                            if dist(v) as usize != d {
+                                break;
+                            }
+                            q.next.0 += 1;
+                            gen_count += u64::from(class == GEN);
+                            count += 1;
+                            scratch.propagate(geom, &group, &states, g, class, level, &mut out);
+                        }
+                        (out, gen_count, count, scratch)
+                    },
+                )
+                .map(|(out, gen_count, count, _)| (out, gen_count, count))
+                .collect();
+            for (out, gen_count, count) in part {
+                new.push(out);
+                decided_gen += gen_count;
+                n_events += count;
+            }
+        }
         if d < buckets.len() {
             let events = std::mem::take(&mut buckets[d]);
-            let decided_gen = events.iter().filter(|&&e| e & 1 == GEN).count() as u64;
-            let new: Vec<Vec<Bucket>> = events
-                .par_chunks(1024)
-                .map(|chunk| {
-                    let mut out = Vec::new();
-                    let mut slow = Vec::new();
-                    let mut pending = Vec::new();
-                    for &e in chunk {
-                        let (g, class) = ((e >> 1) as u64, e & 1);
-                        propagate(geom, &group, &states, g, class, d as u32, &mut out, &mut slow, &mut pending);
-                    }
-                    let mut b = Vec::new();
-                    for (dd, e) in out {
-                        push_event(&mut b, dd, e);
-                    }
-                    b
-                })
-                .collect();
-            let n_events = events.len();
-            drop(events);
-            let n_new: usize = new.iter().flatten().map(|b| b.len()).sum();
-            append_buckets(&mut buckets, new);
-            if n_events >= 1 << 20 {
-                rep.note(&format!("{label} level {d}: {n_events} decisions propagated, {n_new} new"));
-            }
-            rep.advance(decided_gen);
+            decided_gen += events.iter().filter(|&&e| e & 1 == GEN).count() as u64;
+            n_events += events.len();
+            new.extend(
+                events
+                    .par_chunks(1024)
+                    .fold(
+                        || (Vec::new(), Scratch::default()),
+                        |(mut out, mut scratch), chunk| {
+                            for &e in chunk {
+                                let (g, class) = ((e >> 1) as u64, e & 1);
+                                scratch.propagate(geom, &group, &states, g, class, level, &mut out);
+                            }
+                            (out, scratch)
+                        },
+                    )
+                    .map(|(out, _)| out)
+                    .collect::<Vec<_>>(),
+            );
         }
+        let n_new: usize = new.iter().flatten().map(|b| b.len()).sum();
+        append_buckets(&mut buckets, new);
+        if n_events >= 1 << 20 {
+            crate::sys::release_free_memory();
+            rep.note(&format!(
+                "{label} level {d}: {n_events} decisions propagated, {n_new} new; {}",
+                crate::sys::rss_summary()
+            ));
+        }
+        rep.advance(decided_gen);
         d += 1;
     }
     rep.end();
+    drop(queues);
+    drop(buckets);
 
     // 3. Finish, in place: undecided is draw; a special value equal to the generic one is
     // no exception.
@@ -638,11 +687,105 @@ fn solve_group(
     });
     let mut out = Vec::new();
     for (slot, p) in group.phases.iter().enumerate().rev() {
-        let tail = records.split_off(group.offsets[slot] as usize);
+        let tail = split_tail(&mut records, group.offsets[slot] as usize);
         out.push(PhaseValues { phase: p.phase(), records: tail });
     }
     out.reverse();
+    rep.note(&format!("{label}: every position decided; {}", crate::sys::rss_summary()));
     out
+}
+
+/// Move `v[at..]` into a vector of its own. The whole vector is moved without a copy; a
+/// tail is copied block by block from the end, giving each block's memory back as soon as
+/// it is copied, so the two never both hold the tail.
+fn split_tail(v: &mut Vec<u64>, at: usize) -> Vec<u64> {
+    if at == 0 {
+        return std::mem::take(v);
+    }
+    let mut tail = vec![0u64; v.len() - at];
+    const BLOCK: usize = 1 << 24;
+    while v.len() > at {
+        let start = at.max(v.len().saturating_sub(BLOCK));
+        tail[start - at..v.len() - at].copy_from_slice(&v[start..]);
+        v.truncate(start);
+        v.shrink_to_fit();
+    }
+    tail
+}
+
+/// Positions per init chunk: an offset in the chunk shifted left once (for the value
+/// class) fits in a `u16`.
+const CHUNK: usize = 1 << 15;
+
+/// What one chunk of positions still has to propagate from the start of its group, as
+/// 16-bit offsets into the chunk: 2 bytes per entry, written once, never merged.
+struct ChunkQueue {
+    /// Decisions made at init, `offset << 1 | class`, in increasing distance (the distance
+    /// of the value the state holds for that class).
+    decided: Box<[u16]>,
+    /// Positions with a win through a capture at distance above 1, in increasing distance
+    /// (held in the state's outside field).
+    ext: Box<[u16]>,
+    /// How many entries of `decided` and of `ext` are done.
+    next: (u32, u32),
+}
+
+/// Apply the win through a capture of position `g` if its distance is `level`; false if
+/// its distance is larger (the chunk queue waits for that level).
+#[inline]
+fn apply_capture_win(cell: &AtomicU64, g: u64, level: u32, out: &mut Vec<Bucket>) -> bool {
+    let st = State(cell.load(Ordering::Relaxed));
+    debug_assert!(!st.can_lose() && st.ext_win() >= level);
+    if st.ext_win() != level {
+        return false;
+    }
+    let mut emits: Emits = [None, None];
+    let _ = cell.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+        let mut st = State(v);
+        emits = [None, None];
+        if st.gen_val() == 0 {
+            st = st.with_gen(win(level));
+            emits[0] = Some((GEN, level));
+        }
+        if st.s() != 0 && st.spc() == 0 {
+            st = st.with_spc(win(level));
+            emits[1] = Some((SPC, level));
+        }
+        Some(st.0)
+    });
+    for (class, dd) in emits.into_iter().flatten() {
+        push_event(out, dd, event(g, class));
+    }
+    true
+}
+
+/// Per-task buffers of [`propagate`], reused from event to event.
+#[derive(Default)]
+struct Scratch {
+    found: Vec<(u32, u32)>,
+    slow: Vec<u64>,
+    pending: Vec<(u64, u32)>,
+}
+
+impl Scratch {
+    /// Propagate one decision and queue what it decides in `out`.
+    #[allow(clippy::too_many_arguments)]
+    fn propagate(
+        &mut self,
+        geom: &Geometry,
+        group: &Group<'_>,
+        states: &[AtomicU64],
+        g: u64,
+        class: u32,
+        d: u32,
+        out: &mut Vec<Bucket>,
+    ) {
+        self.found.clear();
+        propagate(geom, group, states, g, class, d, &mut self.found, &mut self.slow, &mut self.pending);
+        for &(dd, e) in &self.found {
+            push_event(out, dd, e);
+        }
+    }
 }
 
 /// Append per-chunk buckets to `buckets`, reserving each bucket's growth once.
@@ -665,25 +808,6 @@ fn append_buckets(buckets: &mut Vec<Bucket>, parts: Vec<Vec<Bucket>>) {
             buckets[d].extend_from_slice(&b);
         }
     }
-}
-
-/// Concatenate per-chunk buckets, freeing each part as it is copied; every bucket is
-/// allocated once at its final size.
-fn merge_buckets(parts: Vec<Vec<Bucket>>) -> Vec<Bucket> {
-    let levels = parts.iter().map(|p| p.len()).max().unwrap_or(0);
-    let mut sizes = vec![0usize; levels];
-    for p in &parts {
-        for (d, b) in p.iter().enumerate() {
-            sizes[d] += b.len();
-        }
-    }
-    let mut out: Vec<Bucket> = sizes.iter().map(|&n| Vec::with_capacity(n)).collect();
-    for p in parts {
-        for (d, b) in p.into_iter().enumerate() {
-            out[d].extend_from_slice(&b);
-        }
-    }
-    out
 }
 
 /// The initial state of a position, the decisions it already allows, and the distance of
@@ -730,7 +854,7 @@ fn initial_state(
         (u as u64) << U_SHIFT
             | (x as u64) << X_SHIFT
             | if can_lose { CAN_LOSE } else { 0 }
-            | (extlose as u64) << EXTLOSE_SHIFT,
+            | (if can_lose { extlose } else { ext_win.unwrap_or(0) } as u64) << OUTSIDE_SHIFT,
     );
     let mut emits = Vec::new();
     if ext_win == Some(1) {
@@ -963,6 +1087,16 @@ mod tests {
         let loaded = Solution::load(&dir, &g, 6).unwrap();
         assert_eq!(loaded.phases().len(), 4);
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn split_tail_moves_exactly_the_tail() {
+        for (len, at) in [(0, 0), (5, 0), (5, 5), (5, 2), ((1 << 25) + 3, 7)] {
+            let mut v: Vec<u64> = (0..len as u64).collect();
+            let tail = split_tail(&mut v, at);
+            assert_eq!(v, (0..at as u64).collect::<Vec<_>>());
+            assert_eq!(tail, (at as u64..len as u64).collect::<Vec<_>>());
+        }
     }
 
     #[test]
