@@ -67,6 +67,19 @@ pub enum Error {
         "{0} positions disagree with their children; the database is wrong: delete it and solve again, and please report this"
     )]
     VerifyFailed(u64),
+    /// A solve was asked to stop; with a database directory its working state was saved.
+    #[error(
+        "the solve stopped at level {level} of {group}{}",
+        if *.saved { "; its checkpoint is saved: run the same command again to resume there" } else { " (nothing saved: no database directory)" }
+    )]
+    Interrupted {
+        /// The phase group being solved, e.g. "(5,5)".
+        group: String,
+        /// The next level it would have processed.
+        level: u32,
+        /// Whether a checkpoint was written.
+        saved: bool,
+    },
     /// An I/O error on a file.
     #[error("{path}: {source}")]
     Io {

@@ -2,6 +2,7 @@
 
 pub mod bfs;
 pub mod checkpoint;
+pub mod groupfile;
 pub mod outcome;
 pub mod progress;
 pub mod query;

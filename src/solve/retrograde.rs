@@ -49,6 +49,7 @@ use crate::game::symmetry::canonical_code;
 use crate::game::{Geometry, Phase, Position};
 use crate::index::{GameIndex, PhaseIndex};
 use crate::solve::checkpoint;
+use crate::solve::groupfile::{self, ChunkQueue};
 use crate::solve::outcome::Outcome;
 use crate::solve::progress::{Reporter, Silent};
 
@@ -59,11 +60,19 @@ pub struct SolveOptions {
     pub reporter: Arc<dyn Reporter>,
     /// Where finished phases are written and found again (`None`: memory only).
     pub dir: Option<std::path::PathBuf>,
+    /// Inside a phase group, write a checkpoint of the working state at the first level
+    /// boundary after this much time since the last one (`None`: only finished phases are
+    /// saved). Needs `dir`.
+    pub checkpoint_every: Option<std::time::Duration>,
+    /// When set (by another thread, a signal handler, a test), the solve writes a
+    /// checkpoint at the next level boundary (if `dir` is set) and returns
+    /// [`Error::Interrupted`].
+    pub stop: Option<Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl Default for SolveOptions {
     fn default() -> SolveOptions {
-        SolveOptions { reporter: Arc::new(Silent), dir: None }
+        SolveOptions { reporter: Arc::new(Silent), dir: None, checkpoint_every: None, stop: None }
     }
 }
 
@@ -480,11 +489,13 @@ fn solve_phases(
         if values.is_empty() {
             // Captures and suicides remove one piece: only the group just below is read.
             done.retain(|f| f.phase.pieces() + 1 == total);
-            values = solve_group(geom, index, Group::new(members), &done, opts);
+            values = solve_group(geom, index, Group::new(members), &done, opts)?;
             if let Some(dir) = &opts.dir {
                 for v in &values {
                     checkpoint::save(dir, geom, v)?;
                 }
+                let phases: Vec<Phase> = values.iter().map(|v| v.phase).collect();
+                groupfile::remove(dir, &phases)?;
             }
         }
         for v in values {
@@ -528,59 +539,36 @@ fn solve_group(
     group: Group<'_>,
     done: &[Finished],
     opts: &SolveOptions,
-) -> Vec<PhaseValues> {
+) -> Result<Vec<PhaseValues>, Error> {
     let rep = &*opts.reporter;
     let n = group.len();
     let label: Vec<String> = group.phases.iter().map(|p| p.phase().to_string()).collect();
     let label = label.join("+");
-
-    // 1. Initial states: count in-group moves, summarise captures and suicides. What is
-    // already decided, and the wins through a capture, wait in per-chunk queues.
-    rep.begin(&format!("{label} init"), n);
-    let mut states: Vec<u64> = vec![0; n as usize];
-    let (mut queues, last): (Vec<ChunkQueue>, Vec<u32>) = states
-        .par_chunks_mut(CHUNK)
-        .enumerate()
-        .map(|(c, slice)| {
-            let lo = (c * CHUNK) as u64;
-            let mut decided: Vec<(u32, u16)> = Vec::new();
-            let mut ext: Vec<(u32, u16)> = Vec::new();
-            for (k, cell) in slice.iter_mut().enumerate() {
-                let pos = group.position(lo + k as u64);
-                let (st, ev, w) = initial_state(geom, index, done, &pos);
-                *cell = st.0;
-                for (class, d) in ev {
-                    decided.push((d, (k as u16) << 1 | class as u16));
-                }
-                if let Some(w) = w {
-                    ext.push((w, k as u16));
-                }
-            }
-            rep.advance(slice.len() as u64);
-            decided.sort_by_key(|&(d, _)| d);
-            ext.sort_by_key(|&(w, _)| w);
-            let last = decided.iter().chain(&ext).map(|&(d, _)| d).max().unwrap_or(0);
-            let q = ChunkQueue {
-                decided: decided.into_iter().map(|(_, e)| e).collect(),
-                ext: ext.into_iter().map(|(_, k)| k).collect(),
-                next: (0, 0),
-            };
-            (q, last)
-        })
-        .unzip();
-    rep.end();
-    let last = last.into_iter().max().unwrap_or(0) as usize;
-    let states = into_atomic(states);
-    crate::sys::release_free_memory();
-    let queued: usize = queues.iter().map(|q| q.decided.len() + q.ext.len()).sum();
-    rep.note(&format!("{label} init: {queued} decisions and capture wins queued; {}", crate::sys::rss_summary()));
+    let phases: Vec<Phase> = group.phases.iter().map(|p| p.phase()).collect();
+    let resumed = match &opts.dir {
+        Some(dir) => groupfile::load(dir, geom, &phases, CHUNK, n)?,
+        None => None,
+    };
+    let (states, mut queues, last, mut buckets, mut d) = match resumed {
+        Some(r) => {
+            rep.note(&format!(
+                "{label}: resumed from its checkpoint at level {}; {}",
+                r.level,
+                crate::sys::rss_summary()
+            ));
+            (into_atomic(r.states), r.queues, r.last as usize, r.buckets, r.level as usize)
+        }
+        None => {
+            let (states, queues, last) = init_group(geom, index, &group, done, rep, &label);
+            (states, queues, last, Vec::new(), 0)
+        }
+    };
+    let mut saved = std::time::Instant::now();
 
     // 2. Levels: at level d, first the wins through a capture at distance d (they come
     // before any propagation of level d, which only decides distances above d), then every
     // decision of distance d is propagated.
     rep.begin(&format!("{label} retrograde"), n);
-    let mut buckets: Vec<Bucket> = Vec::new();
-    let mut d = 0usize;
     while d <= last || d < buckets.len() {
         let level = d as u32;
         if d <= last {
@@ -672,6 +660,21 @@ fn solve_group(
         }
         rep.advance(decided_gen);
         d += 1;
+        let stop = opts.stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed));
+        let more = d <= last || d < buckets.len();
+        if let Some(dir) = &opts.dir
+            && more
+            && (stop || opts.checkpoint_every.is_some_and(|t| saved.elapsed() >= t))
+        {
+            let t = std::time::Instant::now();
+            let path = groupfile::save(dir, geom, &phases, CHUNK, d as u32, last as u32, &states, &queues, &buckets)?;
+            rep.note(&format!("{label}: checkpoint at level {d} written to {} in {:.1?}", path.display(), t.elapsed()));
+            saved = std::time::Instant::now();
+        }
+        if stop && more {
+            rep.end();
+            return Err(Error::Interrupted { group: label, level: d as u32, saved: opts.dir.is_some() });
+        }
     }
     rep.end();
     drop(queues);
@@ -692,7 +695,62 @@ fn solve_group(
     }
     out.reverse();
     rep.note(&format!("{label}: every position decided; {}", crate::sys::rss_summary()));
-    out
+    Ok(out)
+}
+
+/// Step 1 of a group: the initial state of every position (in-group moves counted,
+/// captures and suicides summarised). What is already decided, and the wins through a
+/// capture, wait in per-chunk queues. Returns the states, the queues and the largest
+/// distance in them.
+fn init_group(
+    geom: &Geometry,
+    index: &GameIndex,
+    group: &Group<'_>,
+    done: &[Finished],
+    rep: &dyn Reporter,
+    label: &str,
+) -> (Vec<AtomicU64>, Vec<ChunkQueue>, usize) {
+    let n = group.len();
+    rep.begin(&format!("{label} init"), n);
+    let mut states: Vec<u64> = vec![0; n as usize];
+    let (queues, last): (Vec<ChunkQueue>, Vec<u32>) = states
+        .par_chunks_mut(CHUNK)
+        .enumerate()
+        .map(|(c, slice)| {
+            let lo = (c * CHUNK) as u64;
+            let mut decided: Vec<(u32, u16)> = Vec::new();
+            let mut ext: Vec<(u32, u16)> = Vec::new();
+            for (k, cell) in slice.iter_mut().enumerate() {
+                let pos = group.position(lo + k as u64);
+                let (st, ev, w) = initial_state(geom, index, done, &pos);
+                *cell = st.0;
+                for (class, d) in ev {
+                    decided.push((d, (k as u16) << 1 | class as u16));
+                }
+                if let Some(w) = w {
+                    ext.push((w, k as u16));
+                }
+            }
+            rep.advance(slice.len() as u64);
+            decided.sort_by_key(|&(d, _)| d);
+            ext.sort_by_key(|&(w, _)| w);
+            let last = decided.iter().chain(&ext).map(|&(d, _)| d).max().unwrap_or(0);
+            let q = ChunkQueue {
+                decided: decided.into_iter().map(|(_, e)| e).collect(),
+                ext: ext.into_iter().map(|(_, k)| k).collect(),
+                next: (0, 0),
+            };
+            (q, last)
+        })
+        .unzip();
+    rep.end();
+    let last = last.into_iter().max().unwrap_or(0) as usize;
+    let states = into_atomic(states);
+    crate::sys::release_free_memory();
+    let queued: usize = queues.iter().map(|q| q.decided.len() + q.ext.len()).sum();
+    rep.note(&format!("{label} init: {queued} decisions and capture wins queued; {}", crate::sys::rss_summary()));
+
+    (states, queues, last)
 }
 
 /// Move `v[at..]` into a vector of its own. The whole vector is moved without a copy; a
@@ -716,19 +774,6 @@ fn split_tail(v: &mut Vec<u64>, at: usize) -> Vec<u64> {
 /// Positions per init chunk: an offset in the chunk shifted left once (for the value
 /// class) fits in a `u16`.
 const CHUNK: usize = 1 << 15;
-
-/// What one chunk of positions still has to propagate from the start of its group, as
-/// 16-bit offsets into the chunk: 2 bytes per entry, written once, never merged.
-struct ChunkQueue {
-    /// Decisions made at init, `offset << 1 | class`, in increasing distance (the distance
-    /// of the value the state holds for that class).
-    decided: Box<[u16]>,
-    /// Positions with a win through a capture at distance above 1, in increasing distance
-    /// (held in the state's outside field).
-    ext: Box<[u16]>,
-    /// How many entries of `decided` and of `ext` are done.
-    next: (u32, u32),
-}
 
 /// Apply the win through a capture of position `g` if its distance is `level`; false if
 /// its distance is larger (the chunk queue waits for that level).
@@ -1069,7 +1114,7 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         let fresh = solve(&g, 6, &SolveOptions::default()).unwrap();
         let log = Arc::new(Log::default());
-        let opts = SolveOptions { reporter: log.clone(), dir: Some(dir.clone()) };
+        let opts = SolveOptions { reporter: log.clone(), dir: Some(dir.clone()), ..SolveOptions::default() };
         let first = solve(&g, 6, &opts).unwrap();
         // A solve killed during the last group: its files are missing.
         std::fs::remove_file(checkpoint::phase_file(&dir, Phase::new(3, 3))).unwrap();
@@ -1087,6 +1132,104 @@ mod tests {
         let loaded = Solution::load(&dir, &g, 6).unwrap();
         assert_eq!(loaded.phases().len(), 4);
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Asks a solve to stop after `levels` levels of the group whose label starts with
+    /// `group`, and logs the notes.
+    struct StopAfter {
+        group: &'static str,
+        levels: usize,
+        seen: std::sync::atomic::AtomicUsize,
+        active: std::sync::atomic::AtomicBool,
+        stop: Arc<std::sync::atomic::AtomicBool>,
+        log: Log,
+    }
+
+    impl StopAfter {
+        fn new(group: &'static str, levels: usize) -> Arc<StopAfter> {
+            Arc::new(StopAfter {
+                group,
+                levels,
+                seen: Default::default(),
+                active: Default::default(),
+                stop: Default::default(),
+                log: Log::default(),
+            })
+        }
+    }
+
+    impl Reporter for StopAfter {
+        fn begin(&self, label: &str, total: u64) {
+            self.active.store(label.starts_with(self.group) && label.ends_with("retrograde"), Ordering::Relaxed);
+            self.log.begin(label, total);
+        }
+        fn advance(&self, _: u64) {
+            // One call per level in the retrograde step.
+            if self.active.load(Ordering::Relaxed) && self.seen.fetch_add(1, Ordering::Relaxed) + 1 == self.levels {
+                self.stop.store(true, Ordering::Relaxed);
+            }
+        }
+        fn end(&self) {}
+        fn note(&self, m: &str) {
+            self.log.note(m);
+        }
+    }
+
+    #[test]
+    fn a_solve_stopped_inside_a_group_resumes_there_and_ends_identical() {
+        let g = Geometry::new(4, 3).unwrap();
+        let fresh = solve(&g, 6, &SolveOptions::default()).unwrap();
+        for (group, first, second) in [("(3,2)+(2,3)", 1, 4), ("(3,3)", 3, 2), ("(2,2)", 2, 1)] {
+            let dir = std::env::temp_dir().join(format!("ostledb-midgroup-{}-{first}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            let run = |levels| {
+                let rep = StopAfter::new(group, levels);
+                let opts = SolveOptions {
+                    reporter: rep.clone(),
+                    dir: Some(dir.clone()),
+                    checkpoint_every: None,
+                    stop: Some(rep.stop.clone()),
+                };
+                (solve(&g, 6, &opts), rep.log.0.lock().unwrap().clone())
+            };
+            // Stopped: an error naming the level; the checkpoint is on disk.
+            let (r, _) = run(first);
+            match r {
+                Err(Error::Interrupted { group: gr, level, saved: true }) => {
+                    assert_eq!((gr.as_str(), level as usize), (group, first), "{group}");
+                }
+                other => panic!("{group}: expected an interrupted solve, got {other:?}"),
+            }
+            let phases: Vec<Phase> =
+                fresh.phases().iter().map(|p| p.phase()).filter(|p| group.contains(&p.to_string())).collect();
+            assert!(groupfile::group_file(&dir, &phases).exists(), "{group}");
+            // Resumed, stopped again further on, resumed again to the end.
+            let (r, notes) = run(second);
+            assert!(matches!(r, Err(Error::Interrupted { .. })), "{group}: {r:?}");
+            assert!(
+                notes.iter().any(|n| n.contains(&format!("resumed from its checkpoint at level {first}"))),
+                "{notes:?}"
+            );
+            let (r, notes) = run(usize::MAX);
+            let resumed = r.unwrap();
+            let at = format!("resumed from its checkpoint at level {}", first + second);
+            assert!(notes.iter().any(|n| n.contains(&at)), "{group}: {notes:?}");
+            for (a, b) in fresh.phases().iter().zip(resumed.phases()) {
+                assert_eq!(a.raw(), b.raw(), "{group} {}", a.phase());
+            }
+            assert!(!groupfile::group_file(&dir, &phases).exists(), "{group}: checkpoint left behind");
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+    }
+
+    #[test]
+    fn a_stop_without_a_directory_saves_nothing_and_says_so() {
+        let g = Geometry::new(3, 3).unwrap();
+        let rep = StopAfter::new("(2,2)", 1);
+        let opts = SolveOptions { reporter: rep.clone(), stop: Some(rep.stop.clone()), ..SolveOptions::default() };
+        let e = solve(&g, 4, &opts).unwrap_err();
+        assert!(matches!(e, Error::Interrupted { saved: false, .. }), "{e:?}");
+        assert!(e.to_string().contains("nothing saved"), "{e}");
     }
 
     #[test]

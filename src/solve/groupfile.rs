@@ -1,0 +1,447 @@
+//! Checkpoints inside a phase group: the whole working state of a solve between two
+//! levels, so that a killed solve of a long group ((5,5) runs for most of an hour)
+//! resumes at its last checkpoint instead of at the start of the group.
+//!
+//! One file per group in the database directory, `group-A-B[-C-D].ckpt`, written like
+//! the phase value files (temporary name, fsync, rename) and removed once the group's
+//! phase value files are written. The byte layout is in `schema/FORMAT.md` ("group
+//! checkpoint file"). Everything read back is checked (header fields, lengths, ranges,
+//! a checksum over the body); a damaged file is an [`Error::Corrupt`].
+
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::error::Error;
+use crate::game::{Geometry, Phase};
+
+/// The first 8 bytes of a group checkpoint file.
+pub const MAGIC: [u8; 8] = *b"OSTLEGRP";
+/// The format version this code writes and reads.
+pub const VERSION: u32 = 1;
+/// Header size in bytes.
+pub const HEADER_LEN: usize = 64;
+
+/// What one chunk of positions still has to propagate from the start of its group, as
+/// 16-bit offsets into the chunk: 2 bytes per entry, written once, never merged.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct ChunkQueue {
+    /// Decisions made at init, `offset << 1 | class`, in increasing distance (the distance
+    /// of the value the state holds for that class).
+    pub decided: Box<[u16]>,
+    /// Positions with a win through a capture at distance above 1, in increasing distance
+    /// (held in the state's outside field).
+    pub ext: Box<[u16]>,
+    /// How many entries of `decided` and of `ext` are done.
+    pub next: (u32, u32),
+}
+
+/// A group's working state read back from its checkpoint.
+#[derive(Debug)]
+pub(crate) struct Resumed {
+    /// The next level to process: every level below it is done.
+    pub level: u32,
+    /// The largest distance in the chunk queues.
+    pub last: u32,
+    /// One working state per position of the group.
+    pub states: Vec<u64>,
+    /// One queue per chunk of positions.
+    pub queues: Vec<ChunkQueue>,
+    /// Pending events by distance (levels below `level` are empty).
+    pub buckets: Vec<Vec<u32>>,
+}
+
+/// The checkpoint file of the group made of `phases`, e.g. `group-5-4-4-5.ckpt`.
+pub fn group_file(dir: &Path, phases: &[Phase]) -> PathBuf {
+    let name: Vec<String> = phases.iter().map(|p| format!("{}-{}", p.player, p.opponent)).collect();
+    dir.join(format!("group-{}.ckpt", name.join("-")))
+}
+
+fn io(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |source| Error::Io { path: path.to_path_buf(), source }
+}
+
+/// The checksum: the multiply-rotate hash of the phase value files over the header's first
+/// 56 bytes and then the body, read as little-endian 64-bit words (the body is padded with
+/// zero bytes to a whole word).
+#[derive(Clone, Copy)]
+struct WordHash {
+    h: u64,
+    words: u64,
+}
+
+impl WordHash {
+    fn new() -> WordHash {
+        WordHash { h: 0x6f73_746c_6564_6221, words: 0 }
+    }
+    #[inline]
+    fn word(&mut self, w: u64) {
+        self.h = (self.h ^ w).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29);
+        self.words += 1;
+    }
+    fn finish(self) -> u64 {
+        self.h ^ self.words
+    }
+}
+
+/// Writes bytes and hashes them word by word.
+struct Out<W: Write> {
+    w: W,
+    hash: WordHash,
+    partial: [u8; 8],
+    fill: usize,
+    path: PathBuf,
+}
+
+impl<W: Write> Out<W> {
+    fn bytes(&mut self, mut b: &[u8]) -> Result<(), Error> {
+        self.w.write_all(b).map_err(io(&self.path))?;
+        if self.fill > 0 {
+            let take = (8 - self.fill).min(b.len());
+            self.partial[self.fill..self.fill + take].copy_from_slice(&b[..take]);
+            self.fill += take;
+            b = &b[take..];
+            if self.fill == 8 {
+                self.hash.word(u64::from_le_bytes(self.partial));
+                self.fill = 0;
+            }
+        }
+        let mut words = b.chunks_exact(8);
+        for w in &mut words {
+            self.hash.word(u64::from_le_bytes(w.try_into().expect("8 bytes")));
+        }
+        let rest = words.remainder();
+        self.partial[..rest.len()].copy_from_slice(rest);
+        self.fill = rest.len();
+        Ok(())
+    }
+
+    fn u64s(&mut self, it: impl Iterator<Item = u64>) -> Result<(), Error> {
+        let mut buf = Vec::with_capacity(8 << 16);
+        for v in it {
+            buf.extend_from_slice(&v.to_le_bytes());
+            if buf.len() == buf.capacity() {
+                self.bytes(&buf)?;
+                buf.clear();
+            }
+        }
+        self.bytes(&buf)
+    }
+
+    fn u32s(&mut self, v: &[u32]) -> Result<(), Error> {
+        for c in v.chunks(1 << 16) {
+            let b: Vec<u8> = c.iter().flat_map(|x| x.to_le_bytes()).collect();
+            self.bytes(&b)?;
+        }
+        Ok(())
+    }
+
+    fn u16s(&mut self, v: &[u16]) -> Result<(), Error> {
+        let b: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+        self.bytes(&b)
+    }
+
+    /// Pad to a whole word; the checksum.
+    fn finish(mut self) -> Result<(W, u64), Error> {
+        if self.fill > 0 {
+            let pad = [0u8; 8];
+            let n = 8 - self.fill;
+            self.bytes(&pad[..n])?;
+        }
+        Ok((self.w, self.hash.finish()))
+    }
+}
+
+fn header(geom: &Geometry, phases: &[Phase], chunk: u32, n: u64, level: u32, last: u32, sum: u64) -> [u8; 64] {
+    let mut h = [0u8; HEADER_LEN];
+    h[0..8].copy_from_slice(&MAGIC);
+    h[8..12].copy_from_slice(&VERSION.to_le_bytes());
+    h[12] = geom.side() as u8;
+    h[13] = geom.start_pieces() as u8;
+    h[14] = phases.len() as u8;
+    for (k, p) in phases.iter().enumerate().take(2) {
+        h[16 + 2 * k] = p.player as u8;
+        h[17 + 2 * k] = p.opponent as u8;
+    }
+    h[20..24].copy_from_slice(&chunk.to_le_bytes());
+    h[24..32].copy_from_slice(&n.to_le_bytes());
+    h[32..36].copy_from_slice(&level.to_le_bytes());
+    h[36..40].copy_from_slice(&last.to_le_bytes());
+    h[56..64].copy_from_slice(&sum.to_le_bytes());
+    h
+}
+
+/// The checksum covers the header up to the checksum field, then the body.
+fn header_words(h: &[u8; HEADER_LEN], hash: &mut WordHash) {
+    for w in h[..56].chunks_exact(8) {
+        hash.word(u64::from_le_bytes(w.try_into().expect("8 bytes")));
+    }
+}
+
+/// Write the working state of a group between two levels (atomically). `level` is the
+/// next level to process. Called with no other thread touching `states`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn save(
+    dir: &Path,
+    geom: &Geometry,
+    phases: &[Phase],
+    chunk: usize,
+    level: u32,
+    last: u32,
+    states: &[AtomicU64],
+    queues: &[ChunkQueue],
+    buckets: &[Vec<u32>],
+) -> Result<PathBuf, Error> {
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    let path = group_file(dir, phases);
+    let tmp = path.with_extension("ckpt.tmp");
+    let n = states.len() as u64;
+    let f = File::create(&tmp).map_err(io(&tmp))?;
+    let mut w = BufWriter::with_capacity(1 << 20, f);
+    let mut hash = WordHash::new();
+    header_words(&header(geom, phases, chunk as u32, n, level, last, 0), &mut hash);
+    w.write_all(&[0u8; HEADER_LEN]).map_err(io(&tmp))?;
+    let mut out = Out { w, hash, partial: [0; 8], fill: 0, path: tmp.clone() };
+    out.u64s(states.iter().map(|s| s.load(Ordering::Relaxed)))?;
+    let mut table = Vec::with_capacity(queues.len() * 4);
+    for q in queues {
+        table.extend([q.decided.len() as u32, q.ext.len() as u32, q.next.0, q.next.1]);
+    }
+    out.u32s(&table)?;
+    for q in queues {
+        out.u16s(&q.decided)?;
+        out.u16s(&q.ext)?;
+    }
+    out.u64s(std::iter::once(buckets.len() as u64).chain(buckets.iter().map(|b| b.len() as u64)))?;
+    for b in buckets {
+        out.u32s(b)?;
+    }
+    let (w, sum) = out.finish()?;
+    let mut f = w.into_inner().map_err(|e| Error::Io { path: tmp.clone(), source: e.into_error() })?;
+    f.seek(SeekFrom::Start(0)).map_err(io(&tmp))?;
+    f.write_all(&header(geom, phases, chunk as u32, n, level, last, sum)).map_err(io(&tmp))?;
+    f.sync_all().map_err(io(&tmp))?;
+    std::fs::rename(&tmp, &path).map_err(io(&path))?;
+    Ok(path)
+}
+
+/// Reads bytes and hashes them word by word (every read here is a whole number of words
+/// except the u16/u32 runs, which are joined the same way as when written).
+struct In<R: Read> {
+    r: R,
+    hash: WordHash,
+    partial: [u8; 8],
+    fill: usize,
+}
+
+impl<R: Read> In<R> {
+    fn bytes(&mut self, buf: &mut [u8]) -> std::io::Result<()> {
+        self.r.read_exact(buf)?;
+        let mut b: &[u8] = buf;
+        if self.fill > 0 {
+            let take = (8 - self.fill).min(b.len());
+            self.partial[self.fill..self.fill + take].copy_from_slice(&b[..take]);
+            self.fill += take;
+            b = &b[take..];
+            if self.fill == 8 {
+                self.hash.word(u64::from_le_bytes(self.partial));
+                self.fill = 0;
+            }
+        }
+        let mut words = b.chunks_exact(8);
+        for w in &mut words {
+            self.hash.word(u64::from_le_bytes(w.try_into().expect("8 bytes")));
+        }
+        let rest = words.remainder();
+        self.partial[..rest.len()].copy_from_slice(rest);
+        self.fill = rest.len();
+        Ok(())
+    }
+
+    fn u64s(&mut self, out: &mut [u64]) -> std::io::Result<()> {
+        let mut buf = vec![0u8; 8 << 16];
+        for c in out.chunks_mut(1 << 16) {
+            let b = &mut buf[..c.len() * 8];
+            self.bytes(b)?;
+            for (v, x) in c.iter_mut().zip(b.chunks_exact(8)) {
+                *v = u64::from_le_bytes(x.try_into().expect("8 bytes"));
+            }
+        }
+        Ok(())
+    }
+
+    fn u32s(&mut self, len: usize) -> std::io::Result<Vec<u32>> {
+        let mut out = vec![0u32; len];
+        let mut buf = vec![0u8; 4 << 16];
+        for c in out.chunks_mut(1 << 16) {
+            let b = &mut buf[..c.len() * 4];
+            self.bytes(b)?;
+            for (v, x) in c.iter_mut().zip(b.chunks_exact(4)) {
+                *v = u32::from_le_bytes(x.try_into().expect("4 bytes"));
+            }
+        }
+        Ok(out)
+    }
+
+    fn u16s(&mut self, len: usize) -> std::io::Result<Box<[u16]>> {
+        let mut b = vec![0u8; len * 2];
+        self.bytes(&mut b)?;
+        Ok(b.chunks_exact(2).map(|x| u16::from_le_bytes([x[0], x[1]])).collect())
+    }
+}
+
+/// Read the checkpoint of the group made of `phases` (with `n` positions in chunks of
+/// `chunk`); `Ok(None)` when there is none.
+pub(crate) fn load(
+    dir: &Path,
+    geom: &Geometry,
+    phases: &[Phase],
+    chunk: usize,
+    n: u64,
+) -> Result<Option<Resumed>, Error> {
+    let path = group_file(dir, phases);
+    let f = match File::open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::Io { path, source: e }),
+    };
+    let corrupt = |reason: String| Error::Corrupt { path: path.clone(), reason };
+    let short = |_| corrupt("truncated: shorter than its header and lengths say".into());
+    let mut r = BufReader::with_capacity(1 << 20, f);
+    let mut h = [0u8; HEADER_LEN];
+    r.read_exact(&mut h).map_err(|_| corrupt("shorter than its 64-byte header".into()))?;
+    if h[0..8] != MAGIC {
+        return Err(corrupt("not an ostledb group checkpoint (bad magic bytes)".into()));
+    }
+    let u32_at = |k: usize| u32::from_le_bytes(h[k..k + 4].try_into().expect("4 bytes"));
+    let u64_at = |k: usize| u64::from_le_bytes(h[k..k + 8].try_into().expect("8 bytes"));
+    if u32_at(8) != VERSION {
+        return Err(corrupt(format!("format version {}; this ostledb reads version {VERSION}", u32_at(8))));
+    }
+    let last = u32_at(36);
+    let level = u32_at(32);
+    let expect = header(geom, phases, chunk as u32, n, level, last, u64_at(56));
+    if h != expect {
+        return Err(corrupt(format!(
+            "made for another board, group, chunk size or position count (expected {} positions of {})",
+            n,
+            phases.iter().map(|p| p.to_string()).collect::<Vec<_>>().join("+")
+        )));
+    }
+    let mut hash = WordHash::new();
+    header_words(&h, &mut hash);
+    let mut inp = In { r, hash, partial: [0; 8], fill: 0 };
+    let mut states = vec![0u64; n as usize];
+    inp.u64s(&mut states).map_err(short)?;
+    let chunks = (n as usize).div_ceil(chunk);
+    let table = inp.u32s(chunks * 4).map_err(short)?;
+    let mut queues = Vec::with_capacity(chunks);
+    for (c, t) in table.chunks_exact(4).enumerate() {
+        let len = chunk.min(n as usize - c * chunk);
+        let (nd, ne) = (t[0] as usize, t[1] as usize);
+        if nd > 2 * len || ne > len || t[2] as usize > nd || t[3] as usize > ne {
+            return Err(corrupt(format!("chunk {c}: queue lengths out of range")));
+        }
+        let decided = inp.u16s(nd).map_err(short)?;
+        let ext = inp.u16s(ne).map_err(short)?;
+        if decided.iter().any(|&e| (e >> 1) as usize >= len) || ext.iter().any(|&k| k as usize >= len) {
+            return Err(corrupt(format!("chunk {c}: a queued position is outside the chunk")));
+        }
+        queues.push(ChunkQueue { decided, ext, next: (t[2], t[3]) });
+    }
+    let mut levels = [0u64];
+    inp.u64s(&mut levels).map_err(short)?;
+    if levels[0] > 1 << 16 {
+        return Err(corrupt(format!("{} event levels", levels[0])));
+    }
+    let mut lens = vec![0u64; levels[0] as usize];
+    inp.u64s(&mut lens).map_err(short)?;
+    let mut buckets = Vec::with_capacity(lens.len());
+    for &len in &lens {
+        if len > 2 * n {
+            return Err(corrupt(format!("an event level of {len} events")));
+        }
+        let b = inp.u32s(len as usize).map_err(short)?;
+        if b.iter().any(|&e| (e >> 1) as u64 >= n) {
+            return Err(corrupt("an event names a position outside the group".into()));
+        }
+        buckets.push(b);
+    }
+    if inp.fill > 0 {
+        let mut pad = vec![0u8; 8 - inp.fill];
+        inp.bytes(&mut pad).map_err(short)?;
+    }
+    let mut extra = [0u8; 1];
+    if inp.r.read(&mut extra).map_err(io(&path))? != 0 {
+        return Err(corrupt("longer than its lengths say".into()));
+    }
+    if inp.hash.finish() != u64_at(56) {
+        return Err(corrupt("checksum mismatch: the checkpoint was altered or truncated".into()));
+    }
+    Ok(Some(Resumed { level, last, states, queues, buckets }))
+}
+
+/// Remove the checkpoint of a group (after its phase value files are written).
+pub(crate) fn remove(dir: &Path, phases: &[Phase]) -> Result<(), Error> {
+    let path = group_file(dir, phases);
+    match std::fs::remove_file(&path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::Io { path, source: e }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> (Vec<AtomicU64>, Vec<ChunkQueue>, Vec<Vec<u32>>) {
+        let states: Vec<AtomicU64> = (0..21u64).map(|i| AtomicU64::new(i * 0x0123_4567_89ab)).collect();
+        let queues = vec![
+            ChunkQueue { decided: vec![1, 4, 5].into(), ext: vec![3].into(), next: (1, 0) },
+            ChunkQueue { decided: vec![].into(), ext: vec![0, 7, 2].into(), next: (0, 3) },
+            ChunkQueue { decided: vec![9].into(), ext: vec![].into(), next: (0, 0) },
+        ];
+        let buckets = vec![vec![], vec![7, 40, 3], vec![1]];
+        (states, queues, buckets)
+    }
+
+    #[test]
+    fn round_trip_and_every_damage_is_refused() {
+        let g = Geometry::new(3, 3).unwrap();
+        let phases = [Phase::new(3, 2), Phase::new(2, 3)];
+        let dir = std::env::temp_dir().join(format!("ostledb-grp-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let (states, queues, buckets) = sample();
+        let path = save(&dir, &g, &phases, 8, 2, 9, &states, &queues, &buckets).unwrap();
+        let back = load(&dir, &g, &phases, 8, 21).unwrap().unwrap();
+        assert_eq!((back.level, back.last), (2, 9));
+        assert_eq!(back.states, states.iter().map(|s| s.load(Ordering::Relaxed)).collect::<Vec<_>>());
+        assert_eq!(back.queues, queues);
+        assert_eq!(back.buckets, buckets);
+        // Other expectations are refused, not misread.
+        assert!(matches!(load(&dir, &g, &phases, 16, 21), Err(Error::Corrupt { .. })));
+        assert!(matches!(load(&dir, &g, &phases, 8, 20), Err(Error::Corrupt { .. })));
+        assert!(load(&dir, &g, &phases[..1], 8, 21).unwrap().is_none());
+        // Any flipped byte, any truncation and any extra byte is an error.
+        let bytes = std::fs::read(&path).unwrap();
+        for k in 0..bytes.len() {
+            let mut b = bytes.clone();
+            b[k] ^= 0x10;
+            std::fs::write(&path, &b).unwrap();
+            assert!(matches!(load(&dir, &g, &phases, 8, 21), Err(Error::Corrupt { .. })), "byte {k}");
+        }
+        for len in [0, 10, 64, 100, bytes.len() - 1] {
+            std::fs::write(&path, &bytes[..len]).unwrap();
+            assert!(matches!(load(&dir, &g, &phases, 8, 21), Err(Error::Corrupt { .. })), "length {len}");
+        }
+        let mut longer = bytes.clone();
+        longer.push(0);
+        std::fs::write(&path, &longer).unwrap();
+        assert!(matches!(load(&dir, &g, &phases, 8, 21), Err(Error::Corrupt { .. })));
+        remove(&dir, &phases).unwrap();
+        assert!(load(&dir, &g, &phases, 8, 21).unwrap().is_none());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
