@@ -8,7 +8,8 @@ use crate::cli::progress::Progress;
 use crate::cli::{CommonArgs, emit, emit_json, thousands};
 use crate::error::Error;
 use crate::game::Geometry;
-use crate::solve::Solution;
+use crate::index::GameIndex;
+use crate::solve::checkpoint;
 use crate::stats::{PhaseStats, ValueCounts, phase_stats};
 
 /// Arguments of `ostledb stats`.
@@ -44,9 +45,16 @@ fn line(out: &mut String, what: &str, v: &ValueCounts) {
 pub fn run(args: StatsArgs) -> Result<(), Error> {
     let g = Geometry::standard();
     let max = solved_max_pieces(&args.common.db, g)?;
-    let sol = Solution::load(&args.common.db, g, max)?;
+    let index = GameIndex::build(g, max)?;
     let mut phases = Vec::new();
-    for (pi, pv) in sol.index().phases().iter().zip(sol.phases()) {
+    // One phase in memory at a time.
+    for pi in index.phases() {
+        let ph = pi.phase();
+        let pv = &checkpoint::load(&args.common.db, g, ph, pi.len())?.ok_or_else(|| Error::MissingDatabase {
+            path: args.common.db.clone(),
+            phase: ph.to_string(),
+            max_pieces: ph.pieces(),
+        })?;
         let bar = Progress::new(args.common.quiet, &format!("stats {}", pi.phase()), pi.len());
         phases.push(phase_stats(pi, pv, &|n| bar.add(n)));
         bar.finish();

@@ -32,11 +32,30 @@ pub fn phase_file(dir: &Path, phase: Phase) -> PathBuf {
 /// The checksum of the records: a 64-bit multiply-rotate hash over the little-endian
 /// record words (see `schema/FORMAT.md`).
 pub fn checksum(records: &[u64]) -> u64 {
-    let mut h: u64 = 0x6f73_746c_6564_6221; // "ostledb!"
-    for &r in records {
-        h = (h ^ r).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29);
+    let mut c = Checksum::new();
+    c.add(records);
+    c.finish()
+}
+
+/// The checksum of records that arrive in blocks.
+struct Checksum {
+    h: u64,
+    n: u64,
+}
+
+impl Checksum {
+    fn new() -> Checksum {
+        Checksum { h: 0x6f73_746c_6564_6221, n: 0 } // "ostledb!"
     }
-    h ^ records.len() as u64
+    fn add(&mut self, records: &[u64]) {
+        for &r in records {
+            self.h = (self.h ^ r).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29);
+        }
+        self.n += records.len() as u64;
+    }
+    fn finish(&self) -> u64 {
+        self.h ^ self.n
+    }
 }
 
 fn io(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
@@ -110,10 +129,38 @@ fn read_header(path: &Path, r: &mut impl Read, geom: &Geometry, phase: Phase, ex
 
 /// Load and check the values of one phase; `Ok(None)` when the file does not exist.
 pub fn load(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> Result<Option<PhaseValues>, Error> {
+    let mut records = Vec::new();
+    let found = read_records(dir, geom, phase, expect, |n, c| {
+        records.reserve_exact(n as usize - records.len());
+        records.extend_from_slice(c)
+    })?;
+    Ok(found.then(|| PhaseValues::from_raw(phase, records)))
+}
+
+/// Load and check only the base values of one phase (2 bytes per position instead of 8):
+/// all a phase one piece larger reads of it. `Ok(None)` when the file does not exist.
+pub fn load_base(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> Result<Option<Vec<u16>>, Error> {
+    let mut base = Vec::new();
+    let found = read_records(dir, geom, phase, expect, |n, c| {
+        base.reserve_exact(n as usize - base.len());
+        base.extend(c.iter().map(|&r| r as u16))
+    })?;
+    Ok(found.then_some(base))
+}
+
+/// Read a phase file in blocks, checking header, length and checksum: `block` gets the
+/// record count and the next records, in order. False when the file does not exist.
+fn read_records(
+    dir: &Path,
+    geom: &Geometry,
+    phase: Phase,
+    expect: u64,
+    mut block: impl FnMut(u64, &[u64]),
+) -> Result<bool, Error> {
     let path = phase_file(dir, phase);
     let f = match File::open(&path) {
         Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
         Err(e) => return Err(Error::Io { path, source: e }),
     };
     let len = f.metadata().map_err(io(&path))?.len();
@@ -125,19 +172,25 @@ pub fn load(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> Result<Op
             reason: format!("{len} bytes long, a file of {} positions has {}", h.count, HEADER_LEN + 8 * h.count),
         });
     }
-    let mut records = vec![0u64; h.count as usize];
+    let mut sum = Checksum::new();
     let mut buf = vec![0u8; 8 << 16];
-    for chunk in records.chunks_mut(1 << 16) {
-        let bytes = &mut buf[..chunk.len() * 8];
+    let mut words = vec![0u64; 1 << 16];
+    let mut left = h.count as usize;
+    while left > 0 {
+        let k = left.min(1 << 16);
+        let bytes = &mut buf[..k * 8];
         r.read_exact(bytes).map_err(io(&path))?;
-        for (rec, b) in chunk.iter_mut().zip(bytes.chunks_exact(8)) {
-            *rec = u64::from_le_bytes(b.try_into().expect("8 bytes"));
+        for (w, b) in words[..k].iter_mut().zip(bytes.chunks_exact(8)) {
+            *w = u64::from_le_bytes(b.try_into().expect("8 bytes"));
         }
+        sum.add(&words[..k]);
+        block(h.count, &words[..k]);
+        left -= k;
     }
-    if checksum(&records) != h.sum {
+    if sum.finish() != h.sum {
         return Err(Error::Corrupt { path, reason: "checksum mismatch: the records were altered or truncated".into() });
     }
-    Ok(Some(PhaseValues::from_raw(phase, records)))
+    Ok(true)
 }
 
 /// Random access to one phase file without loading it: a query reads 8 bytes per
@@ -199,6 +252,8 @@ mod tests {
         let path = save(&dir, &g, &vals).unwrap();
         let back = load(&dir, &g, ph, 1000).unwrap().unwrap();
         assert_eq!(back.raw(), vals.raw());
+        let base = load_base(&dir, &g, ph, 1000).unwrap().unwrap();
+        assert_eq!(base, vals.raw().iter().map(|&r| r as u16).collect::<Vec<_>>());
         let mut f = PhaseFile::open(&dir, &g, ph, 1000).unwrap().unwrap();
         assert_eq!(f.record(999).unwrap(), vals.raw()[999]);
         assert!(matches!(f.record(1000), Err(Error::Corrupt { .. })));
@@ -210,6 +265,7 @@ mod tests {
         bytes[HEADER_LEN as usize + 17] ^= 4;
         std::fs::write(&path, &bytes).unwrap();
         assert!(matches!(load(&dir, &g, ph, 1000), Err(Error::Corrupt { .. })));
+        assert!(matches!(load_base(&dir, &g, ph, 1000), Err(Error::Corrupt { .. })));
         // Truncation and foreign files are refused.
         std::fs::write(&path, &bytes[..100]).unwrap();
         assert!(matches!(load(&dir, &g, ph, 1000), Err(Error::Corrupt { .. })));

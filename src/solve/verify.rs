@@ -16,13 +16,90 @@
 
 use rayon::prelude::*;
 
+use std::path::Path;
+
+use crate::error::Error;
 use crate::game::forbidden::ChildTable;
 use crate::game::moves::{Removal, moves, play};
 use crate::game::symmetry::{canonical, canonical_code};
 use crate::game::{Geometry, Phase, Position};
+use crate::index::GameIndex;
+use crate::solve::checkpoint;
 use crate::solve::outcome::Outcome;
 use crate::solve::progress::Reporter;
-use crate::solve::retrograde::Solution;
+use crate::solve::retrograde::{PhaseValues, Record, Solution, val_outcome};
+
+/// Where the verifier reads stored values: full records of the phases being checked and
+/// of their group, and base values of the phases one piece smaller (all a capture or a
+/// suicide leads to).
+pub trait Values: Sync {
+    /// The position index.
+    fn index(&self) -> &GameIndex;
+    /// The full record of position `idx` of `phase`.
+    fn record(&self, phase: Phase, idx: u64) -> Record;
+    /// The base value of position `idx` of `phase`.
+    fn base(&self, phase: Phase, idx: u64) -> Outcome;
+}
+
+impl Values for Solution {
+    fn index(&self) -> &GameIndex {
+        Solution::index(self)
+    }
+    fn record(&self, phase: Phase, idx: u64) -> Record {
+        self.phase(phase).expect("phase solved").record(idx)
+    }
+    fn base(&self, phase: Phase, idx: u64) -> Outcome {
+        self.phase(phase).expect("phase solved").record(idx).base
+    }
+}
+
+/// The values that checking one phase group needs, and no more: the group's records (8
+/// bytes per position) and the base values of the group one piece smaller (2 bytes). For
+/// (5,5) that is 14.4 GB instead of the 22 GB of the whole game.
+pub struct GroupValues<'a> {
+    index: &'a GameIndex,
+    full: Vec<PhaseValues>,
+    lower: Vec<(Phase, Vec<u16>)>,
+}
+
+impl<'a> GroupValues<'a> {
+    /// Load, from a database directory, the phases with `pieces` pieces in full and those
+    /// with one piece less as base values (every file's checksum is checked).
+    pub fn load(dir: &Path, geom: &Geometry, index: &'a GameIndex, pieces: u32) -> Result<GroupValues<'a>, Error> {
+        let (mut full, mut lower) = (Vec::new(), Vec::new());
+        for p in index.phases() {
+            let ph = p.phase();
+            let missing =
+                || Error::MissingDatabase { path: dir.to_path_buf(), phase: ph.to_string(), max_pieces: ph.pieces() };
+            if ph.pieces() == pieces {
+                full.push(checkpoint::load(dir, geom, ph, p.len())?.ok_or_else(missing)?);
+            } else if ph.pieces() + 1 == pieces {
+                lower.push((ph, checkpoint::load_base(dir, geom, ph, p.len())?.ok_or_else(missing)?));
+            }
+        }
+        Ok(GroupValues { index, full, lower })
+    }
+
+    /// The phases checked with these values.
+    pub fn phases(&self) -> Vec<Phase> {
+        self.full.iter().map(|p| p.phase()).collect()
+    }
+}
+
+impl Values for GroupValues<'_> {
+    fn index(&self) -> &GameIndex {
+        self.index
+    }
+    fn record(&self, phase: Phase, idx: u64) -> Record {
+        self.full.iter().find(|p| p.phase() == phase).expect("phase of the group").record(idx)
+    }
+    fn base(&self, phase: Phase, idx: u64) -> Outcome {
+        match self.lower.iter().find(|l| l.0 == phase) {
+            Some((_, b)) => val_outcome(b[idx as usize]),
+            None => self.record(phase, idx).base,
+        }
+    }
+}
 
 /// What a verification found.
 #[derive(Clone, Debug, Default, serde::Serialize)]
@@ -38,11 +115,11 @@ pub struct VerifyReport {
 /// The value of the node a move of `parent` leads to (a move that removes nothing), from
 /// the solution: the child's canonical form and its forbidden index, computed by playing
 /// the child's moves.
-fn child_node_value(geom: &Geometry, sol: &Solution, parent: &Position, child: &Position) -> Outcome {
+fn child_node_value(geom: &Geometry, sol: &impl Values, parent: &Position, child: &Position) -> Outcome {
     let (c, _) = canonical(geom, child);
     let ph = c.phase();
     let idx = sol.index().phase(ph).expect("phase indexed").index_of(&c);
-    let rec = sol.phase(ph).expect("phase solved").record(idx);
+    let rec = sol.record(ph, idx);
     let Some((s, spc)) = rec.special else { return rec.base };
     // Is the child's forbidden index s? Only if its move s reaches an image of `parent`
     // and no earlier move does.
@@ -58,7 +135,7 @@ fn child_node_value(geom: &Geometry, sol: &Solution, parent: &Position, child: &
 }
 
 /// The options of every move of `pos`: `(move index, removes nothing, outcome)`.
-fn options(geom: &Geometry, sol: &Solution, pos: &Position) -> Vec<(usize, bool, Outcome)> {
+fn options(geom: &Geometry, sol: &impl Values, pos: &Position) -> Vec<(usize, bool, Outcome)> {
     let losing = geom.losing_count();
     moves(geom, pos)
         .iter()
@@ -73,7 +150,7 @@ fn options(geom: &Geometry, sol: &Solution, pos: &Position) -> Vec<(usize, bool,
                     let (c, _) = canonical(geom, &r.child);
                     let ph = c.phase();
                     let idx = sol.index().phase(ph).expect("phase indexed").index_of(&c);
-                    sol.phase(ph).expect("phase solved").record(idx).base.parent()
+                    sol.base(ph, idx).parent()
                 }
             };
             (i + 1, r.removal == Removal::None, o)
@@ -90,10 +167,10 @@ fn best(opts: impl Iterator<Item = Outcome>) -> Outcome {
 }
 
 /// Check one position; `None` if it agrees.
-pub fn check_position(geom: &Geometry, sol: &Solution, pos: &Position) -> Option<String> {
+pub fn check_position(geom: &Geometry, sol: &impl Values, pos: &Position) -> Option<String> {
     let ph = pos.phase();
     let idx = sol.index().phase(ph)?.index_of(pos);
-    let rec = sol.phase(ph)?.record(idx);
+    let rec = sol.record(ph, idx);
     let opts = options(geom, sol, pos);
     // Immediate win: a capture that ends the game; nothing can be forbidden.
     let top = best(opts.iter().map(|o| o.2));
@@ -116,7 +193,7 @@ pub fn check_position(geom: &Geometry, sol: &Solution, pos: &Position) -> Option
 }
 
 /// Verify every position of `phase`.
-pub fn verify_phase(geom: &Geometry, sol: &Solution, phase: Phase, reporter: &dyn Reporter) -> VerifyReport {
+pub fn verify_phase(geom: &Geometry, sol: &impl Values, phase: Phase, reporter: &dyn Reporter) -> VerifyReport {
     let Some(pidx) = sol.index().phase(phase) else { return VerifyReport::default() };
     let n = pidx.len();
     const CHUNK: u64 = 1 << 14;
@@ -169,5 +246,39 @@ mod tests {
                 assert_eq!(r.mismatches, 0, "{n}x{n}/{k} {ph}: {:#?}", r.examples);
             }
         }
+    }
+
+    #[test]
+    fn group_by_group_from_disk_agrees_and_finds_a_changed_value() {
+        let g = Geometry::new(4, 3).unwrap();
+        let dir = std::env::temp_dir().join(format!("ostledb-verify-groups-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let opts = SolveOptions { dir: Some(dir.clone()), ..SolveOptions::default() };
+        let sol = solve(&g, 6, &opts).unwrap();
+        let index = sol.index().clone();
+        let check = |pieces: u32| {
+            let vals = GroupValues::load(&dir, &g, &index, pieces).unwrap();
+            vals.phases().into_iter().map(|ph| verify_phase(&g, &vals, ph, &Silent).mismatches).sum::<u64>()
+        };
+        for pieces in 4..=6 {
+            assert_eq!(check(pieces), 0, "{pieces} pieces");
+        }
+        // A wrong distance in (2,3), written with a valid checksum: its group's check finds it.
+        let p23 = sol.phase(Phase::new(2, 3)).unwrap();
+        let mut raw = p23.raw().to_vec();
+        let i = raw.iter().position(|&r| r as u16 > 2 && r as u16 & 1 == 1).unwrap();
+        raw[i] += 2;
+        checkpoint::save(&dir, &g, &PhaseValues::from_raw(Phase::new(2, 3), raw.clone())).unwrap();
+        assert!(check(5) >= 1);
+        // Every loss of (2,3) one ply longer: (3,3), which reads only (2,3)'s base values
+        // through its captures, disagrees too.
+        for r in raw.iter_mut().filter(|r| **r as u16 & 1 == 1) {
+            *r += 2;
+        }
+        checkpoint::save(&dir, &g, &PhaseValues::from_raw(Phase::new(2, 3), raw)).unwrap();
+        assert!(check(6) >= 1);
+        std::fs::remove_file(checkpoint::phase_file(&dir, Phase::new(2, 3))).unwrap();
+        assert!(matches!(GroupValues::load(&dir, &g, &index, 6), Err(Error::MissingDatabase { .. })));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
