@@ -238,6 +238,24 @@ fn bfs_reproduces_the_published_first_layers_in_both_conventions() {
     }
 }
 
+/// Deeper layers of the published breadth-first search (from the log of the published
+/// full run, depths 5..8), which also settle that it expands checkmate positions: without
+/// that expansion the layers differ from depth 6 on.
+#[test]
+#[cfg_attr(debug_assertions, ignore = "2.6 M nodes; cargo test --release runs it")]
+fn bfs_reproduces_the_published_layers_to_depth_8() {
+    let layers = |extra: &[&str]| -> Vec<u64> {
+        let mut args = vec!["bfs", "--max-depth", "8", "--json", "--quiet"];
+        args.extend_from_slice(extra);
+        let v = json_stdout(&args);
+        v["layers"].as_array().expect("layers").iter().map(|l| l["nodes"].as_u64().unwrap()).collect()
+    };
+    assert_eq!(layers(&[]), [1, 9, 102, 954, 6_329, 33_052, 147_620, 556_811, 1_863_530]);
+    let without = layers(&["--no-checkmate-expansion"]);
+    assert_eq!(without[..6], [1, 9, 102, 954, 6_329, 33_052]);
+    assert_ne!(without[6], 147_620);
+}
+
 /// The whole user journey on the real (4,4) phase: solve into a fresh directory, run it
 /// again (nothing recomputed), query, stats with the published counts, verify, and then
 /// damage the file: every reader must refuse it with exit code 2, never panic.

@@ -26,7 +26,7 @@ pub enum ConventionArg {
 /// Arguments of `ostledb bfs`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  ostledb bfs\n  ostledb bfs --strict --max-depth 6 --json\n  ostledb bfs --max-depth 6 --board 22222-00000-00300-00000-11111\n\nDepth 0 is the initial position. A node is (canonical position, forbidden move);\nthe published first layers are 1, 9, 102, 954, 6329 (strict: 1, 9, 99, 932, 6319)."
+    after_help = "Examples:\n  ostledb bfs\n  ostledb bfs --strict --max-depth 6 --json\n  ostledb bfs --max-depth 6 --board 22222-00000-00300-00000-11111\n\nDepth 0 is the initial position. A node is (canonical position, forbidden move);\nthe published layers are 1, 9, 102, 954, 6329, 33052, 147620, 556811, 1863530, ...\n(strict: 1, 9, 99, 932, 6319, ...); the default reproduces them (checked to depth 13)."
 )]
 pub struct BfsArgs {
     /// Which moves expand a node: `published` plays all moves of the position (the
@@ -37,8 +37,8 @@ pub struct BfsArgs {
     #[arg(long, conflicts_with = "convention")]
     pub strict: bool,
     /// Do not expand immediate-win ("checkmate") positions: their nodes get a depth but
-    /// lead nowhere. The published first layers (depths 0..4) are the same either way; the
-    /// counts differ from depth 6 on.
+    /// lead nowhere. Not the published convention: the counts differ from depth 6 on (the
+    /// published run expands them).
     #[arg(long)]
     pub no_checkmate_expansion: bool,
     /// Stop after this many plies.
