@@ -138,6 +138,19 @@ pub struct PhaseStats {
     pub nodes: ValueCounts,
 }
 
+impl PhaseStats {
+    /// The sums of two statistics (the phase of `self` is kept).
+    pub fn merge(self, o: PhaseStats) -> PhaseStats {
+        PhaseStats {
+            phase: self.phase,
+            counts: self.counts + o.counts,
+            positions_with_special: self.positions_with_special + o.positions_with_special,
+            positions: self.positions.merge(o.positions),
+            nodes: self.nodes.merge(o.nodes),
+        }
+    }
+}
+
 /// Walk a solved phase: value counts of its positions and of its non-trivial nodes.
 pub fn phase_stats(
     index: &PhaseIndex,
@@ -175,13 +188,7 @@ pub fn phase_stats(
             progress(end - c * CHUNK);
             acc
         })
-        .reduce(PhaseStats::default, |a, b| PhaseStats {
-            phase: a.phase,
-            counts: a.counts + b.counts,
-            positions_with_special: a.positions_with_special + b.positions_with_special,
-            positions: a.positions.merge(b.positions),
-            nodes: a.nodes.merge(b.nodes),
-        });
+        .reduce(PhaseStats::default, PhaseStats::merge);
     st.phase = [index.phase().player, index.phase().opponent];
     st
 }

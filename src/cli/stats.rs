@@ -29,6 +29,8 @@ pub struct StatsArgs {
 struct Report {
     max_pieces: u32,
     phases: Vec<PhaseStats>,
+    /// Sums over every phase (`phase` is `[0, 0]`).
+    total: PhaseStats,
 }
 
 fn line(out: &mut String, what: &str, v: &ValueCounts) {
@@ -59,17 +61,19 @@ pub fn run(args: StatsArgs) -> Result<(), Error> {
         phases.push(phase_stats(pi, pv, &|n| bar.add(n)));
         bar.finish();
     }
-    let report = Report { max_pieces: max, phases };
+    let total = phases.iter().cloned().fold(PhaseStats::default(), PhaseStats::merge);
+    let report = Report { max_pieces: max, phases, total };
     if args.json {
         return emit_json(&report);
     }
     let mut out = String::new();
-    for p in &report.phases {
+    let several = report.phases.len() > 1;
+    for p in report.phases.iter().chain(several.then_some(&report.total)) {
         let c = &p.counts;
+        let name =
+            if p.phase == [0, 0] { "all phases".to_string() } else { format!("phase ({},{})", p.phase[0], p.phase[1]) };
         out.push_str(&format!(
-            "phase ({},{}): {} positions, {} immediate wins, {} non-trivial nodes ({} with a forbidden move), {} positions with a special move\n",
-            p.phase[0],
-            p.phase[1],
+            "{name}: {} positions, {} immediate wins, {} non-trivial nodes ({} with a forbidden move), {} positions with a special move\n",
             thousands(c.positions),
             thousands(c.immediate_wins),
             thousands(c.nontrivial_nodes),
