@@ -23,9 +23,9 @@ use crate::solve::{Outcome, SolveOptions};
 )]
 pub struct SolveArgs {
     /// Solve the phases with at most this many pieces on the board: 8 = (4,4), about 2
-    /// minutes and 2.7 GB of memory on 2 cores; 9 adds (5,4) and (4,5), about 30-40
-    /// minutes and 19 GB; 10 is the whole game, not yet run: its (5,5) phase is expected
-    /// to need more memory than a 24 GiB machine has (see ARCHITECTURE.md).
+    /// minutes and 1.5 GB of memory on 2 cores; 9 adds (5,4) and (4,5), about 35 minutes;
+    /// 10 is the whole game: (5,5) adds about 65 minutes and needs 17 GB of memory.
+    /// Phases already in the database are loaded, not solved again.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(8..=10))]
     pub max_pieces: u32,
     /// Worker threads (default: all cores).

@@ -333,6 +333,7 @@ pub(crate) fn load(
     header_words(&h, &mut hash);
     let mut inp = In { r, hash, partial: [0; 8], fill: 0 };
     let mut states = vec![0u64; n as usize];
+    crate::sys::advise_huge_pages(&states);
     inp.u64s(&mut states).map_err(short)?;
     let chunks = (n as usize).div_ceil(chunk);
     let table = inp.u32s(chunks * 4).map_err(short)?;

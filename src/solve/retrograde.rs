@@ -713,6 +713,7 @@ fn init_group(
     let n = group.len();
     rep.begin(&format!("{label} init"), n);
     let mut states: Vec<u64> = vec![0; n as usize];
+    crate::sys::advise_huge_pages(&states);
     let (queues, last): (Vec<ChunkQueue>, Vec<u32>) = states
         .par_chunks_mut(CHUNK)
         .enumerate()
