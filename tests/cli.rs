@@ -265,7 +265,32 @@ fn solve_query_stats_verify_and_corruption_on_phase_4_4() {
     let dir = std::env::temp_dir().join(format!("ostledb-cli-e2e-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let db = dir.to_str().unwrap();
-    let first = ok_stdout(&["solve", "--db", db, "--quiet"]);
+    // Ctrl-C during the solve: it stops at the end of the current step with a checkpoint
+    // and says how to go on; the same command then resumes there (and everything below,
+    // verify included, checks what it finished).
+    let child = Command::new(env!("CARGO_BIN_EXE_ostledb"))
+        .args(["solve", "--db", db])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn ostledb solve");
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let kill = Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("run kill");
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("stopping after the current step") && err.contains("run the same command again"), "{err}");
+    assert!(dir.join("group-4-4.ckpt").exists(), "{err}");
+    let resumed = ostledb(&["solve", "--db", db]);
+    let notes = String::from_utf8_lossy(&resumed.stderr);
+    assert!(resumed.status.success() && notes.contains("resumed from its checkpoint"), "{notes}");
+    assert!(!notes.contains("(4,4) init"), "{notes}");
+    assert!(!dir.join("group-4-4.ckpt").exists(), "the checkpoint is removed once the phase is written");
+    let first = String::from_utf8_lossy(&resumed.stdout).to_string();
+    let first =
+        first.lines().map(|l| l.split_whitespace().collect::<Vec<_>>().join(" ")).collect::<Vec<_>>().join("\n");
     assert!(first.contains("(4,4): 160,900,185 positions"), "{first}");
     // Resumed: the finished phase is loaded, not solved again.
     let again = ostledb(&["solve", "--db", db]);

@@ -1,6 +1,7 @@
 //! `ostledb solve`: retrograde analysis of every phase up to a piece count.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use clap::Args;
@@ -19,7 +20,7 @@ use crate::solve::{Outcome, SolveOptions};
 /// Arguments of `ostledb solve`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  ostledb solve                    # phase (4,4), 160,900,185 positions\n  ostledb solve --max-pieces 10 --threads 2"
+    after_help = "Examples:\n  ostledb solve                    # phase (4,4), 160,900,185 positions\n  ostledb solve --max-pieces 10 --threads 2\n\nCtrl-C (or SIGTERM) stops at the end of the current step after saving a checkpoint in\nthe database directory; run the same command again to resume there. A second Ctrl-C\nquits at once and keeps the last checkpoint."
 )]
 pub struct SolveArgs {
     /// Solve the phases with at most this many pieces on the board: 8 = (4,4), about 2
@@ -51,12 +52,30 @@ pub fn run(args: SolveArgs) -> Result<(), Error> {
     }
     let t = Instant::now();
     let g = Geometry::standard();
+    // Ctrl-C (or SIGTERM): stop at the next level boundary after saving a checkpoint; a
+    // second one quits at once, keeping the last checkpoint. `set_handler` also replaces
+    // an inherited "ignore SIGINT" (a shell's background job), so a stop request is never
+    // lost; a failure to install leaves the default (immediate exit, last checkpoint kept).
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let quiet = args.common.quiet;
+    let _ = ctrlc::set_handler(move || {
+        if flag.swap(true, Ordering::SeqCst) {
+            eprintln!("ostledb: stopped; the last checkpoint in the database directory is kept");
+            std::process::exit(130);
+        }
+        if !quiet {
+            eprintln!(
+                "ostledb: stopping after the current step, once a checkpoint is saved (press Ctrl-C again to quit at once)"
+            );
+        }
+    });
     let opts = SolveOptions {
         reporter: Arc::new(CliReporter::new(args.common.quiet)),
         dir: Some(args.common.db.clone()),
         checkpoint_every: (args.checkpoint_minutes > 0)
             .then(|| std::time::Duration::from_secs(60 * args.checkpoint_minutes)),
-        stop: None,
+        stop: Some(stop),
     };
     let mut out = String::new();
     solve_into(g, args.max_pieces, &opts, |p| {
