@@ -69,18 +69,46 @@ fn io(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
 struct WordHash {
     h: u64,
     words: u64,
+    /// Bytes of an unfinished word, and how many.
+    partial: [u8; 8],
+    fill: usize,
 }
 
 impl WordHash {
     fn new() -> WordHash {
-        WordHash { h: 0x6f73_746c_6564_6221, words: 0 }
+        WordHash { h: 0x6f73_746c_6564_6221, words: 0, partial: [0; 8], fill: 0 }
     }
     #[inline]
     fn word(&mut self, w: u64) {
         self.h = (self.h ^ w).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29);
         self.words += 1;
     }
+    /// Hash a run of bytes continuing the stream (words may straddle runs).
+    fn bytes(&mut self, mut b: &[u8]) {
+        if self.fill > 0 {
+            let take = (8 - self.fill).min(b.len());
+            self.partial[self.fill..self.fill + take].copy_from_slice(&b[..take]);
+            self.fill += take;
+            b = &b[take..];
+            if self.fill == 8 {
+                self.word(u64::from_le_bytes(self.partial));
+                self.fill = 0;
+            }
+        }
+        let mut words = b.chunks_exact(8);
+        for w in &mut words {
+            self.word(u64::from_le_bytes(w.try_into().expect("8 bytes")));
+        }
+        let rest = words.remainder();
+        self.partial[..rest.len()].copy_from_slice(rest);
+        self.fill = rest.len();
+    }
+    /// Zero bytes still needed to end the stream on a whole word.
+    fn pad_len(&self) -> usize {
+        (8 - self.fill) % 8
+    }
     fn finish(self) -> u64 {
+        debug_assert_eq!(self.fill, 0, "the stream is padded to a whole word");
         self.h ^ self.words
     }
 }
@@ -89,31 +117,13 @@ impl WordHash {
 struct Out<W: Write> {
     w: W,
     hash: WordHash,
-    partial: [u8; 8],
-    fill: usize,
     path: PathBuf,
 }
 
 impl<W: Write> Out<W> {
-    fn bytes(&mut self, mut b: &[u8]) -> Result<(), Error> {
+    fn bytes(&mut self, b: &[u8]) -> Result<(), Error> {
         self.w.write_all(b).map_err(io(&self.path))?;
-        if self.fill > 0 {
-            let take = (8 - self.fill).min(b.len());
-            self.partial[self.fill..self.fill + take].copy_from_slice(&b[..take]);
-            self.fill += take;
-            b = &b[take..];
-            if self.fill == 8 {
-                self.hash.word(u64::from_le_bytes(self.partial));
-                self.fill = 0;
-            }
-        }
-        let mut words = b.chunks_exact(8);
-        for w in &mut words {
-            self.hash.word(u64::from_le_bytes(w.try_into().expect("8 bytes")));
-        }
-        let rest = words.remainder();
-        self.partial[..rest.len()].copy_from_slice(rest);
-        self.fill = rest.len();
+        self.hash.bytes(b);
         Ok(())
     }
 
@@ -144,11 +154,8 @@ impl<W: Write> Out<W> {
 
     /// Pad to a whole word; the checksum.
     fn finish(mut self) -> Result<(W, u64), Error> {
-        if self.fill > 0 {
-            let pad = [0u8; 8];
-            let n = 8 - self.fill;
-            self.bytes(&pad[..n])?;
-        }
+        let n = self.hash.pad_len();
+        self.bytes(&[0u8; 8][..n])?;
         Ok((self.w, self.hash.finish()))
     }
 }
@@ -202,7 +209,7 @@ pub(crate) fn save(
     let mut hash = WordHash::new();
     header_words(&header(geom, phases, chunk as u32, n, level, last, 0), &mut hash);
     w.write_all(&[0u8; HEADER_LEN]).map_err(io(&tmp))?;
-    let mut out = Out { w, hash, partial: [0; 8], fill: 0, path: tmp.clone() };
+    let mut out = Out { w, hash, path: tmp.clone() };
     out.u64s(states.iter().map(|s| s.load(Ordering::Relaxed)))?;
     let mut table = Vec::with_capacity(queues.len() * 4);
     for q in queues {
@@ -231,31 +238,12 @@ pub(crate) fn save(
 struct In<R: Read> {
     r: R,
     hash: WordHash,
-    partial: [u8; 8],
-    fill: usize,
 }
 
 impl<R: Read> In<R> {
     fn bytes(&mut self, buf: &mut [u8]) -> std::io::Result<()> {
         self.r.read_exact(buf)?;
-        let mut b: &[u8] = buf;
-        if self.fill > 0 {
-            let take = (8 - self.fill).min(b.len());
-            self.partial[self.fill..self.fill + take].copy_from_slice(&b[..take]);
-            self.fill += take;
-            b = &b[take..];
-            if self.fill == 8 {
-                self.hash.word(u64::from_le_bytes(self.partial));
-                self.fill = 0;
-            }
-        }
-        let mut words = b.chunks_exact(8);
-        for w in &mut words {
-            self.hash.word(u64::from_le_bytes(w.try_into().expect("8 bytes")));
-        }
-        let rest = words.remainder();
-        self.partial[..rest.len()].copy_from_slice(rest);
-        self.fill = rest.len();
+        self.hash.bytes(buf);
         Ok(())
     }
 
@@ -331,7 +319,7 @@ pub(crate) fn load(
     }
     let mut hash = WordHash::new();
     header_words(&h, &mut hash);
-    let mut inp = In { r, hash, partial: [0; 8], fill: 0 };
+    let mut inp = In { r, hash };
     let mut states = vec![0u64; n as usize];
     crate::sys::advise_huge_pages(&states);
     inp.u64s(&mut states).map_err(short)?;
@@ -369,8 +357,8 @@ pub(crate) fn load(
         }
         buckets.push(b);
     }
-    if inp.fill > 0 {
-        let mut pad = vec![0u8; 8 - inp.fill];
+    if inp.hash.pad_len() > 0 {
+        let mut pad = vec![0u8; inp.hash.pad_len()];
         inp.bytes(&mut pad).map_err(short)?;
     }
     let mut extra = [0u8; 1];
