@@ -80,6 +80,36 @@ pub enum Error {
         /// Whether a checkpoint was written.
         saved: bool,
     },
+    /// A lookup backend that this build of ostledb does not contain.
+    #[error(
+        "the lookup backend `{backend}` is not compiled into this ostledb; rebuild with `cargo build --release --features {feature}`"
+    )]
+    BackendNotCompiled {
+        /// The backend asked for.
+        backend: String,
+        /// The cargo feature that builds it.
+        feature: String,
+    },
+    /// A backend name that no version of ostledb knows.
+    #[error("unknown lookup backend `{name}`; this ostledb has: {available}")]
+    UnknownBackend {
+        /// The name given.
+        name: String,
+        /// The compiled-in backends, comma separated.
+        available: String,
+    },
+    /// A database lacks the files of the lookup backend asked for.
+    #[error(
+        "{path} has no `{backend}` key index; add one with `ostledb index --db {path} --backend {backend}`, or query with one it has: {available}"
+    )]
+    BackendMissing {
+        /// The database.
+        path: PathBuf,
+        /// The backend asked for.
+        backend: String,
+        /// The backends whose files the database holds, comma separated.
+        available: String,
+    },
     /// An I/O error on a file.
     #[error("{path}: {source}")]
     Io {

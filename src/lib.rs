@@ -41,6 +41,7 @@ pub mod game;
 pub mod index;
 pub mod solve;
 pub mod stats;
+pub mod store;
 pub mod sys;
 
 pub use error::Error;

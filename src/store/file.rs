@@ -1,0 +1,93 @@
+//! What every file of the result store shares: xxh3 checksums, little-endian field
+//! access, and atomic writes (temporary name, fsync, rename, fsync of the directory).
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::Error;
+
+/// The checksum of every file and block of the store: XXH3-64 with seed 0.
+#[inline]
+pub fn checksum(bytes: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(bytes)
+}
+
+/// A streaming XXH3-64 (seed 0), equal to [`checksum`] of the concatenated input.
+pub struct Hasher(xxhash_rust::xxh3::Xxh3);
+
+impl Hasher {
+    /// A new hasher.
+    pub fn new() -> Hasher {
+        Hasher(xxhash_rust::xxh3::Xxh3::new())
+    }
+    /// Add bytes.
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.0.update(bytes)
+    }
+    /// The checksum of everything added.
+    pub fn finish(&self) -> u64 {
+        self.0.digest()
+    }
+}
+
+impl Default for Hasher {
+    fn default() -> Hasher {
+        Hasher::new()
+    }
+}
+
+/// An I/O error on `path`.
+pub fn io(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |source| Error::Io { path: path.to_path_buf(), source }
+}
+
+/// A damaged-file error.
+pub fn corrupt(path: &Path, reason: impl Into<String>) -> Error {
+    Error::Corrupt { path: path.to_path_buf(), reason: reason.into() }
+}
+
+/// Read a little-endian u32 at `at`.
+#[inline]
+pub fn le_u32(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
+}
+
+/// Read a little-endian u64 at `at`.
+#[inline]
+pub fn le_u64(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
+/// The temporary name a file is written under before it is renamed to `path`.
+pub fn temp_name(path: &Path) -> PathBuf {
+    let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    name.push(".tmp");
+    path.with_file_name(name)
+}
+
+/// Write `path` atomically: `fill` writes the content into a buffered temporary file,
+/// which is flushed, fsynced and renamed over `path`; then the directory is fsynced. A
+/// crash leaves either the old file or the new one, and at worst a `*.tmp` file.
+pub fn write_atomic(path: &Path, fill: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>) -> Result<(), Error> {
+    let tmp = temp_name(path);
+    let f = File::create(&tmp).map_err(io(&tmp))?;
+    let mut w = BufWriter::with_capacity(1 << 20, f);
+    fill(&mut w).map_err(io(&tmp))?;
+    let f = w.into_inner().map_err(|e| Error::Io { path: tmp.clone(), source: e.into_error() })?;
+    f.sync_all().map_err(io(&tmp))?;
+    drop(f);
+    std::fs::rename(&tmp, path).map_err(io(path))?;
+    sync_dir(path.parent().unwrap_or(Path::new(".")))
+}
+
+/// Fsync a directory, so that a rename inside it is durable.
+pub fn sync_dir(dir: &Path) -> Result<(), Error> {
+    let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+    File::open(dir).and_then(|d| d.sync_all()).map_err(io(dir))
+}
+
+/// Write all of `bytes`.
+pub fn put(w: &mut impl Write, bytes: &[u8]) -> std::io::Result<()> {
+    w.write_all(bytes)
+}

@@ -1,0 +1,232 @@
+//! Key -> index lookup: the canonical code of a position (the published 55-bit code of
+//! its canonical form) mapped to its dense index in its phase, by one of several
+//! interchangeable backends.
+//!
+//! Every backend answers the same question with the same answer: the dense index of a
+//! phase orders its canonical positions by ascending code, so index `i` is the position
+//! of the `i`-th smallest key. They differ in what they store and how they search:
+//!
+//! | backend     | feature     | stores                                   | search                         |
+//! |-------------|-------------|------------------------------------------|--------------------------------|
+//! | `sorted`    | (always)    | sorted keys, in memory                   | binary search (the oracle)     |
+//! | `levelwise` | `levelwise` | the same keys in Eytzinger order         | branch-free descent, prefetch  |
+//! | `hash`      | `hash`      | minimal perfect hash + index array       | one hash, two array reads      |
+//! | `mmap`      | `mmap`      | sorted keys read through memmap2         | binary search on mapped pages  |
+//! | `sled`      | `sled`      | a sled tree code -> index                | sled's B+ tree                 |
+//! | `rank`      | (always)    | nothing: the index is computed           | combinatorial rank             |
+//!
+//! `sorted`, `levelwise` and `mmap` read the same keys file; `hash` and `sled` have their
+//! own files; `rank` has none. File layouts are in `schema/FORMAT.md`.
+
+use std::path::Path;
+
+use crate::error::Error;
+use crate::game::Phase;
+use crate::index::PhaseIndex;
+
+#[cfg(feature = "hash")]
+mod hash;
+mod keyfile;
+#[cfg(feature = "levelwise")]
+mod levelwise;
+#[cfg(feature = "mmap")]
+mod mmap;
+mod rank;
+#[cfg(feature = "sled")]
+mod sled;
+mod sorted;
+
+/// A key -> index map of one phase.
+pub trait KeyIndex: Send + Sync {
+    /// Which backend this is.
+    fn backend(&self) -> Backend;
+    /// The number of keys (positions of the phase).
+    fn len(&self) -> u64;
+    /// True when the phase has no positions.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The dense index of canonical code `code`, or `None` when `code` is not the
+    /// canonical code of a position of this phase. (`hash` cannot tell non-keys apart
+    /// without the keys: it answers `None` only when its index array does; callers pass
+    /// canonical codes of valid positions of the phase.)
+    fn index_of(&self, code: u64) -> Result<Option<u64>, Error>;
+    /// Bytes of key data this backend holds on disk for this phase (0 for `rank`).
+    fn key_bytes(&self) -> u64;
+}
+
+/// The lookup backends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, bincode::Encode, bincode::Decode)]
+pub enum Backend {
+    /// Binary search over sorted keys in memory.
+    Sorted,
+    /// Eytzinger-ordered keys, branch-free search.
+    Levelwise,
+    /// Minimal perfect hash plus index array.
+    Hash,
+    /// Sorted keys through memmap2.
+    Mmap,
+    /// A sled tree.
+    Sled,
+    /// The combinatorial rank: no keys.
+    Rank,
+}
+
+impl Backend {
+    /// Every backend, compiled in or not.
+    pub const ALL: [Backend; 6] =
+        [Backend::Sorted, Backend::Levelwise, Backend::Hash, Backend::Mmap, Backend::Sled, Backend::Rank];
+
+    /// The name used on the command line and in the metadata.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Sorted => "sorted",
+            Backend::Levelwise => "levelwise",
+            Backend::Hash => "hash",
+            Backend::Mmap => "mmap",
+            Backend::Sled => "sled",
+            Backend::Rank => "rank",
+        }
+    }
+
+    /// The cargo feature that builds it (`None`: always built).
+    pub fn feature(self) -> Option<&'static str> {
+        match self {
+            Backend::Sorted | Backend::Rank => None,
+            Backend::Levelwise => Some("levelwise"),
+            Backend::Hash => Some("hash"),
+            Backend::Mmap => Some("mmap"),
+            Backend::Sled => Some("sled"),
+        }
+    }
+
+    /// Whether this build of ostledb contains it.
+    pub fn compiled(self) -> bool {
+        match self {
+            Backend::Sorted | Backend::Rank => true,
+            Backend::Levelwise => cfg!(feature = "levelwise"),
+            Backend::Hash => cfg!(feature = "hash"),
+            Backend::Mmap => cfg!(feature = "mmap"),
+            Backend::Sled => cfg!(feature = "sled"),
+        }
+    }
+
+    /// The compiled-in backends.
+    pub fn available() -> Vec<Backend> {
+        Backend::ALL.into_iter().filter(|b| b.compiled()).collect()
+    }
+
+    /// Names, comma separated.
+    pub fn list(backends: &[Backend]) -> String {
+        backends.iter().map(|b| b.name()).collect::<Vec<_>>().join(", ")
+    }
+
+    /// Parse a name (any known backend, compiled in or not).
+    pub fn parse(name: &str) -> Result<Backend, Error> {
+        Backend::ALL.into_iter().find(|b| b.name() == name).ok_or_else(|| Error::UnknownBackend {
+            name: name.to_string(),
+            available: Backend::list(&Backend::available()),
+        })
+    }
+
+    /// An error unless compiled in.
+    pub fn require(self) -> Result<Backend, Error> {
+        if self.compiled() {
+            Ok(self)
+        } else {
+            Err(Error::BackendNotCompiled {
+                backend: self.name().to_string(),
+                feature: self.feature().unwrap_or_default().to_string(),
+            })
+        }
+    }
+
+    /// The backend whose files this one reads (`levelwise` and `mmap` read `sorted`'s).
+    pub fn storage(self) -> Backend {
+        match self {
+            Backend::Levelwise | Backend::Mmap => Backend::Sorted,
+            b => b,
+        }
+    }
+
+    /// The files (relative to the database directory) holding this backend's data for
+    /// `phase`; empty for `rank`. A directory name for `sled` (one tree per phase).
+    pub fn files(self, phase: Phase) -> Vec<String> {
+        match self.storage() {
+            Backend::Sorted => vec![format!("keys-{}-{}.sorted", phase.player, phase.opponent)],
+            Backend::Hash => vec![format!("keys-{}-{}.hash", phase.player, phase.opponent)],
+            Backend::Sled => vec!["keys.sled".to_string()],
+            _ => Vec::new(),
+        }
+    }
+}
+
+impl std::fmt::Display for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Backend {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Backend, Error> {
+        Backend::parse(s)
+    }
+}
+
+/// Write the files `backend` needs for the phase of `index` into `dir`, atomically
+/// (temporary name, fsync, rename). Nothing to do for `rank`; `levelwise` and `mmap`
+/// write `sorted`'s keys file.
+pub fn build(backend: Backend, dir: &Path, index: &PhaseIndex) -> Result<(), Error> {
+    match backend.require()?.storage() {
+        Backend::Sorted => keyfile::write(dir, index),
+        #[cfg(feature = "hash")]
+        Backend::Hash => hash::build(dir, index),
+        #[cfg(feature = "sled")]
+        Backend::Sled => sled::build(dir, index),
+        Backend::Rank => Ok(()),
+        b => Err(Error::BackendNotCompiled { backend: b.name().into(), feature: b.feature().unwrap_or_default().into() }),
+    }
+}
+
+/// Whether the files of `backend` for this phase are present in `dir` (always for `rank`).
+pub fn present(backend: Backend, dir: &Path, phase: Phase) -> bool {
+    backend.files(phase).iter().all(|f| dir.join(f).exists())
+}
+
+/// Open the lookup of the phase of `index` from `dir`.
+pub fn open(backend: Backend, dir: &Path, index: &PhaseIndex) -> Result<Box<dyn KeyIndex>, Error> {
+    Ok(match backend.require()? {
+        Backend::Sorted => Box::new(sorted::Sorted::open(dir, index)?),
+        #[cfg(feature = "levelwise")]
+        Backend::Levelwise => Box::new(levelwise::Levelwise::open(dir, index)?),
+        #[cfg(feature = "hash")]
+        Backend::Hash => Box::new(hash::Hash::open(dir, index)?),
+        #[cfg(feature = "mmap")]
+        Backend::Mmap => Box::new(mmap::Mmap::open(dir, index)?),
+        #[cfg(feature = "sled")]
+        Backend::Sled => Box::new(sled::Sled::open(dir, index)?),
+        Backend::Rank => Box::new(rank::Rank::new(index)),
+        #[allow(unreachable_patterns)]
+        b => {
+            return Err(Error::BackendNotCompiled {
+                backend: b.name().into(),
+                feature: b.feature().unwrap_or_default().into(),
+            });
+        }
+    })
+}
+
+/// Recompute the checksums of the files of `backend` for the phase of `index`; the
+/// number of bytes checked. A damaged file is an [`Error::Corrupt`] naming it.
+pub fn check(backend: Backend, dir: &Path, index: &PhaseIndex) -> Result<u64, Error> {
+    match backend.require()?.storage() {
+        Backend::Sorted => keyfile::check(dir, index),
+        #[cfg(feature = "hash")]
+        Backend::Hash => hash::check(dir, index),
+        #[cfg(feature = "sled")]
+        Backend::Sled => sled::check(dir, index),
+        Backend::Rank => Ok(0),
+        b => Err(Error::BackendNotCompiled { backend: b.name().into(), feature: b.feature().unwrap_or_default().into() }),
+    }
+}
