@@ -11,7 +11,22 @@ pub struct NotationError {
     pub reason: String,
 }
 
+/// Exit code of `ostledb` when the database is damaged or wrong.
+pub const EXIT_CORRUPT: i32 = 1;
+/// Exit code of `ostledb` when it could not do what was asked (bad input, no database,
+/// an I/O error, a stopped solve). Also what clap uses for a bad command line.
+pub const EXIT_FAILED: i32 = 2;
+
 impl Error {
+    /// The process exit code for this error: [`EXIT_CORRUPT`] for a damaged database or
+    /// values that disagree with their children, [`EXIT_FAILED`] otherwise.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::Corrupt { .. } | Error::VerifyFailed(_) => EXIT_CORRUPT,
+            _ => EXIT_FAILED,
+        }
+    }
+
     /// Say which input a notation error is about ("the previous board (--prev)").
     pub fn in_context(self, what: &str) -> Error {
         match self {

@@ -6,6 +6,6 @@ fn main() {
     let cli = ostledb::cli::Cli::parse();
     if let Err(e) = ostledb::cli::run(cli) {
         eprintln!("ostledb: error: {e}");
-        std::process::exit(2);
+        std::process::exit(e.exit_code());
     }
 }

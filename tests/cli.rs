@@ -257,8 +257,9 @@ fn bfs_reproduces_the_published_layers_to_depth_8() {
 }
 
 /// The whole user journey on the real (4,4) phase: solve into a fresh directory, run it
-/// again (nothing recomputed), query, stats with the published counts, verify, and then
-/// damage the file: every reader must refuse it with exit code 2, never panic.
+/// again (nothing recomputed), query, stats with the published counts, verify --deep,
+/// and then damage the value file: every reader must refuse it with exit code 1, never
+/// panic.
 #[test]
 #[cfg_attr(debug_assertions, ignore = "solves 160,900,185 positions; cargo test --release runs it")]
 fn solve_query_stats_verify_and_corruption_on_phase_4_4() {
@@ -318,28 +319,38 @@ fn solve_query_stats_verify_and_corruption_on_phase_4_4() {
     let p = &stats["phases"][0]["positions"];
     assert_eq!(p["win"].as_u64().unwrap() + p["loss"].as_u64().unwrap() + p["draw"].as_u64().unwrap(), 160_900_185);
 
-    let v = json_stdout(&["verify", "--db", db, "--json", "--quiet"]);
+    // The solver's 8-byte records are gone; the database is the packed store.
+    assert!(!dir.join("phase-4-4.vals").exists() && dir.join("values-4-4.zst").exists());
+    let v = json_stdout(&["verify", "--db", db, "--deep", "--json", "--quiet"]);
     assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(v["phases"][0]["report"]["mismatches"], 0, "{v}");
 
-    // Damage one record: the checksum catches it.
-    let file = dir.join("phase-4-4.vals");
+    // Damage one byte inside a value block: the block checksum catches it, and verify
+    // names the block; every reader refuses with exit code 1 (corrupt), never panics.
+    let file = dir.join("values-4-4.zst");
     let mut f = std::fs::OpenOptions::new().read(true).write(true).open(&file).unwrap();
-    use std::io::{Seek, SeekFrom, Write};
-    f.seek(SeekFrom::Start(40 + 8 * 123_456_789)).unwrap();
-    f.write_all(&[0xff]).unwrap();
+    use std::io::{Read, Seek, SeekFrom, Write};
+    let mut b = [0u8; 1];
+    f.seek(SeekFrom::Start(1_000_000)).unwrap();
+    f.read_exact(&mut b).unwrap();
+    f.seek(SeekFrom::Start(1_000_000)).unwrap();
+    f.write_all(&[b[0] ^ 0x20]).unwrap();
     drop(f);
     for args in [vec!["verify", "--db", db], vec!["stats", "--db", db]] {
         let out = ostledb(&args);
         let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
         assert!(err.contains("damaged") && !err.contains("panicked"), "{args:?}: {err}");
     }
-    // Truncated: even a single query refuses it.
+    let out = ostledb(&["verify", "--db", db]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("values-4-4.zst") && err.contains("block") && err.contains("checksum"), "{err}");
+    // Truncated: even opening for a single query refuses it.
     let f = std::fs::OpenOptions::new().write(true).open(&file).unwrap();
     f.set_len(1000).unwrap();
     let out = ostledb(&["query", "--db", db, "22220-00000-00300-00000-11110"]);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("damaged"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }

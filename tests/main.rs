@@ -3,3 +3,4 @@
 mod bruteforce;
 mod cli;
 mod examples;
+mod store;

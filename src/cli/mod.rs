@@ -1,9 +1,11 @@
 //! The `ostledb` command line: one module per subcommand, each with its own argument
 //! struct and a `run` function. `main.rs` only parses and dispatches.
 
+pub mod bench;
 pub mod bfs;
 pub mod db;
 pub mod inspect;
+pub mod pack;
 pub mod positions;
 pub mod progress;
 pub mod query;
@@ -46,6 +48,12 @@ pub enum Command {
     Stats(stats::StatsArgs),
     /// Re-derive every stored value from its children's stored values.
     Verify(verify::VerifyArgs),
+    /// Compress solved phases into the result store (solve does this itself).
+    Pack(pack::PackArgs),
+    /// Add a key index of another lookup backend to a database.
+    Index(pack::IndexArgs),
+    /// Time the lookup backends of a database against each other.
+    Bench(bench::BenchArgs),
     /// Breadth-first search from the initial position: the fewest plies to each node.
     Bfs(bfs::BfsArgs),
 }
@@ -112,6 +120,9 @@ pub fn run(cli: Cli) -> Result<(), Error> {
         Command::Stats(a) => stats::run(a),
         Command::Verify(a) => verify::run(a),
         Command::Bfs(a) => bfs::run(a),
+        Command::Pack(a) => pack::run(a),
+        Command::Bench(a) => bench::run(a),
+        Command::Index(a) => pack::run_index(a),
     }
 }
 

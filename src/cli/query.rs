@@ -3,7 +3,7 @@
 use clap::Args;
 use serde::Serialize;
 
-use crate::cli::db::Db;
+use crate::cli::db::{BackendArgs, open};
 use crate::cli::{BoardArgs, CommonArgs, emit, emit_json};
 use crate::error::Error;
 use crate::game::forbidden::published_node_index;
@@ -11,7 +11,6 @@ use crate::game::moves::{is_immediate_win, moves, transform_move};
 use crate::game::notation::{code_to_base64, format_board, format_move};
 use crate::game::symmetry::canonical;
 use crate::solve::Outcome;
-use crate::solve::query::{move_values, position_value};
 
 /// Arguments of `ostledb query`.
 #[derive(Debug, Args)]
@@ -25,6 +24,8 @@ pub struct QueryArgs {
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    backend: BackendArgs,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -60,23 +61,16 @@ pub fn published_text(checkmate: bool, o: Outcome) -> String {
 
 /// Run `ostledb query`.
 pub fn run(args: QueryArgs) -> Result<(), Error> {
-    let mut db = Db::open(&args.common.db)?;
-    let g = crate::game::Geometry::standard();
+    let db = open(&args.common, &args.backend)?;
+    let g = db.geometry().clone();
+    let g = &g;
     let (pos, prev) = args.position.parse(g)?;
     let (canon, k) = canonical(g, &pos);
     let j = prev.map_or(0, |p| published_node_index(g, &canon, &p));
-    if pos.phase().pieces() > db.max_pieces {
-        return Err(Error::MissingDatabase {
-            path: args.common.db.clone(),
-            phase: pos.phase().to_string(),
-            max_pieces: pos.phase().pieces(),
-        });
-    }
-    let index = db.index.clone();
     let checkmate = is_immediate_win(g, &pos);
-    let outcome = position_value(g, &index, &mut db, &canon, j)?;
+    let outcome = db.probe(&pos, prev.as_ref())?;
     let forbidden_canon = (j > 0).then(|| moves(g, &canon)[j - 1]);
-    let values = move_values(g, &index, &mut db, &pos)?;
+    let values = db.moves(&pos)?;
     let allowed = |mv| forbidden_canon != Some(transform_move(g, k, mv));
     let best = values.iter().filter(|v| allowed(v.mv)).map(|v| v.outcome).fold(None, |a: Option<Outcome>, o| match a {
         Some(b) if !o.better_than(b) => Some(b),

@@ -6,16 +6,15 @@ use std::time::Instant;
 
 use clap::Args;
 
-use crate::cli::db::Db;
+use crate::cli::pack::{StoreArgs, pack_and_report};
 use crate::cli::progress::CliReporter;
 use crate::cli::{CommonArgs, emit, thousands};
 use crate::error::Error;
 use crate::game::Geometry;
 use crate::game::notation::parse_board;
-use crate::game::symmetry::canonical;
-use crate::solve::query::position_value;
 use crate::solve::retrograde::solve_into;
 use crate::solve::{Outcome, SolveOptions};
+use crate::store::Database;
 
 /// Arguments of `ostledb solve`.
 #[derive(Debug, Args)]
@@ -38,6 +37,9 @@ pub struct SolveArgs {
     /// about 13 GB.
     #[arg(long, default_value_t = 10, value_name = "MINUTES")]
     pub checkpoint_minutes: u64,
+    #[command(flatten)]
+    /// How the result store is written.
+    pub store: StoreArgs,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -97,14 +99,12 @@ pub fn run(args: SolveArgs) -> Result<(), Error> {
         ));
         Ok(())
     })?;
-    out.push_str(&format!("solved in {:.1} s; database {}\n", t.elapsed().as_secs_f64(), args.common.db.display()));
+    out.push_str(&format!("solved in {:.1} s\n", t.elapsed().as_secs_f64()));
+    out.push_str(&pack_and_report(&args.common.db, g, args.max_pieces, &args.store.options(), args.common.quiet)?);
     // A sample query, answered from the database just written.
-    let mut db = Db::open(&args.common.db)?;
-    let index = db.index.clone();
+    let db = Database::open(&args.common.db)?;
     let sample = "22220-00000-00300-00000-11110";
-    let pos = parse_board(g, sample)?;
-    let (canon, _) = canonical(g, &pos);
-    let v = position_value(g, &index, &mut db, &canon, 0)?;
+    let v = db.probe(&parse_board(g, sample)?, None)?;
     out.push_str(&format!(
         "sample: {sample} (four pieces a side, side to move at the bottom): {}\n  try: ostledb query {sample}\n",
         v.describe()

@@ -3,13 +3,12 @@
 use clap::Args;
 use serde::Serialize;
 
-use crate::cli::db::solved_max_pieces;
+use crate::store::Database;
 use crate::cli::progress::Progress;
 use crate::cli::{CommonArgs, emit, emit_json, thousands};
 use crate::error::Error;
 use crate::game::Geometry;
 use crate::index::GameIndex;
-use crate::solve::checkpoint;
 use crate::stats::{PhaseStats, ValueCounts, phase_stats};
 
 /// Arguments of `ostledb stats`.
@@ -45,14 +44,15 @@ fn line(out: &mut String, what: &str, v: &ValueCounts) {
 
 /// Run `ostledb stats`.
 pub fn run(args: StatsArgs) -> Result<(), Error> {
-    let g = Geometry::standard();
-    let max = solved_max_pieces(&args.common.db, g)?;
+    let db = Database::open(&args.common.db)?;
+    let g: &Geometry = db.geometry();
+    let max = db.max_pieces();
     let index = GameIndex::build(g, max)?;
     let mut phases = Vec::new();
     // One phase in memory at a time.
     for pi in index.phases() {
         let ph = pi.phase();
-        let pv = &checkpoint::load(&args.common.db, g, ph, pi.len())?.ok_or_else(|| Error::MissingDatabase {
+        let pv = &crate::store::load_phase(&args.common.db, g, ph, pi.len())?.ok_or_else(|| Error::MissingDatabase {
             path: args.common.db.clone(),
             phase: ph.to_string(),
             max_pieces: ph.pieces(),

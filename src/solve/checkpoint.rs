@@ -193,6 +193,68 @@ fn read_records(
     Ok(true)
 }
 
+/// Sequential reading of a phase file in caller-sized pieces, checking header, length
+/// and (at [`RecordReader::finish`]) the checksum.
+pub struct RecordReader {
+    path: PathBuf,
+    r: BufReader<File>,
+    count: u64,
+    left: u64,
+    want: u64,
+    sum: Checksum,
+    bytes: Vec<u8>,
+}
+
+impl RecordReader {
+    /// Open the file of `phase`; `Ok(None)` when it does not exist.
+    pub fn open(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> Result<Option<RecordReader>, Error> {
+        let path = phase_file(dir, phase);
+        let f = match File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::Io { path, source: e }),
+        };
+        let len = f.metadata().map_err(io(&path))?.len();
+        let mut r = BufReader::with_capacity(1 << 22, f);
+        let h = read_header(&path, &mut r, geom, phase, expect)?;
+        if len != HEADER_LEN + 8 * h.count {
+            return Err(Error::Corrupt { path, reason: format!("{len} bytes long, expected {}", HEADER_LEN + 8 * h.count) });
+        }
+        Ok(Some(RecordReader { path, r, count: h.count, left: h.count, want: h.sum, sum: Checksum::new(), bytes: Vec::new() }))
+    }
+
+    /// The number of records in the file.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// Fill `buf` with the next records.
+    pub fn read(&mut self, buf: &mut [u64]) -> Result<(), Error> {
+        if buf.len() as u64 > self.left {
+            return Err(Error::InvalidArgument(format!("{}: asked for more records than it holds", self.path.display())));
+        }
+        self.bytes.resize(buf.len() * 8, 0);
+        self.r.read_exact(&mut self.bytes).map_err(io(&self.path))?;
+        for (w, b) in buf.iter_mut().zip(self.bytes.chunks_exact(8)) {
+            *w = u64::from_le_bytes(b.try_into().expect("8 bytes"));
+        }
+        self.sum.add(buf);
+        self.left -= buf.len() as u64;
+        Ok(())
+    }
+
+    /// Check that every record was read and the checksum matches.
+    pub fn finish(self) -> Result<(), Error> {
+        if self.left != 0 || self.sum.finish() != self.want {
+            return Err(Error::Corrupt {
+                path: self.path,
+                reason: "checksum mismatch: the records were altered or truncated".into(),
+            });
+        }
+        Ok(())
+    }
+}
+
 /// Random access to one phase file without loading it: a query reads 8 bytes per
 /// position. The header is checked when opening; the checksum only by [`load`].
 pub struct PhaseFile {

@@ -12,6 +12,9 @@ use crate::solve::retrograde::{PhaseValues, Record, Solution, val_outcome};
 
 /// A source of stored records, by phase and index.
 pub trait Records {
+    /// The phase and index of a position (any symmetric image): by default the
+    /// combinatorial rank of `index`; a database answers through its lookup backend.
+    fn locate(&mut self, pos: &Position) -> Result<(Phase, u64), Error>;
     /// The record of position `idx` of `phase`.
     fn record(&mut self, phase: Phase, idx: u64) -> Result<Record, Error>;
 }
@@ -23,6 +26,9 @@ pub fn unpack(r: u64) -> Record {
 }
 
 impl Records for &Solution {
+    fn locate(&mut self, pos: &Position) -> Result<(Phase, u64), Error> {
+        locate(self.index(), pos)
+    }
     fn record(&mut self, phase: Phase, idx: u64) -> Result<Record, Error> {
         let p: &PhaseValues = self
             .phase(phase)
@@ -53,7 +59,8 @@ pub struct MoveValue {
     pub removes: &'static str,
 }
 
-fn locate(index: &GameIndex, pos: &Position) -> Result<(Phase, u64), Error> {
+/// The phase and index of a position by the combinatorial rank.
+pub fn locate(index: &GameIndex, pos: &Position) -> Result<(Phase, u64), Error> {
     let ph = pos.phase();
     let p =
         index.phase(ph).ok_or_else(|| Error::InvalidArgument(format!("phase {ph} is not in the database's range")))?;
@@ -64,7 +71,6 @@ fn locate(index: &GameIndex, pos: &Position) -> Result<(Phase, u64), Error> {
 /// the canonical form's move list).
 pub fn position_value(
     geom: &Geometry,
-    index: &GameIndex,
     src: &mut impl Records,
     pos: &Position,
     j: usize,
@@ -72,14 +78,13 @@ pub fn position_value(
     if is_immediate_win(geom, pos) {
         return Ok(Outcome::Win(1));
     }
-    let (ph, idx) = locate(index, pos)?;
+    let (ph, idx) = src.locate(pos)?;
     Ok(node_value(&src.record(ph, idx)?, j))
 }
 
 /// The value of every move of `pos` (in `pos`'s own move list order), for the mover.
 pub fn move_values(
     geom: &Geometry,
-    index: &GameIndex,
     src: &mut impl Records,
     pos: &Position,
 ) -> Result<Vec<MoveValue>, Error> {
@@ -92,12 +97,12 @@ pub fn move_values(
             Removal::Own if r.child.opponent.count_ones() == losing => (Outcome::Loss(1), "own"),
             Removal::Opponent | Removal::Own => {
                 let (c, _) = canonical(geom, &r.child);
-                let v = position_value(geom, index, src, &c, 0)?;
+                let v = position_value(geom, src, &c, 0)?;
                 (v.parent(), if r.removal == Removal::Own { "own" } else { "opponent" })
             }
             Removal::None => {
                 let (c, k) = canonical(geom, &r.child);
-                let (ph, idx) = locate(index, &c)?;
+                let (ph, idx) = src.locate(&c)?;
                 let rec = src.record(ph, idx)?;
                 let v = if is_immediate_win(geom, &c) {
                     Outcome::Win(1)

@@ -361,7 +361,7 @@ impl Solution {
         let index = GameIndex::build(geom, max_pieces)?;
         let mut phases = Vec::new();
         for p in index.phases() {
-            match checkpoint::load(dir, geom, p.phase(), p.len())? {
+            match crate::store::load_phase(dir, geom, p.phase(), p.len())? {
                 Some(v) => phases.push(v),
                 None => {
                     return Err(Error::MissingDatabase {
@@ -474,7 +474,7 @@ fn solve_phases(
         let mut values = Vec::new();
         if let Some(dir) = &opts.dir {
             for p in &members {
-                match checkpoint::load(dir, geom, p.phase(), p.len())? {
+                match crate::store::load_phase(dir, geom, p.phase(), p.len())? {
                     Some(v) => values.push(v),
                     None => break,
                 }

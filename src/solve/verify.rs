@@ -24,7 +24,6 @@ use crate::game::moves::{Removal, moves, play};
 use crate::game::symmetry::{canonical, canonical_code};
 use crate::game::{Geometry, Phase, Position};
 use crate::index::GameIndex;
-use crate::solve::checkpoint;
 use crate::solve::outcome::Outcome;
 use crate::solve::progress::Reporter;
 use crate::solve::retrograde::{PhaseValues, Record, Solution, val_outcome};
@@ -72,9 +71,9 @@ impl<'a> GroupValues<'a> {
             let missing =
                 || Error::MissingDatabase { path: dir.to_path_buf(), phase: ph.to_string(), max_pieces: ph.pieces() };
             if ph.pieces() == pieces {
-                full.push(checkpoint::load(dir, geom, ph, p.len())?.ok_or_else(missing)?);
+                full.push(crate::store::load_phase(dir, geom, ph, p.len())?.ok_or_else(missing)?);
             } else if ph.pieces() + 1 == pieces {
-                lower.push((ph, checkpoint::load_base(dir, geom, ph, p.len())?.ok_or_else(missing)?));
+                lower.push((ph, crate::store::load_base(dir, geom, ph, p.len())?.ok_or_else(missing)?));
             }
         }
         Ok(GroupValues { index, full, lower })

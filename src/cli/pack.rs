@@ -1,0 +1,142 @@
+//! `ostledb pack`: turn solved phases into the compressed result store, and
+//! `ostledb index`: add a key index of another lookup backend to a database.
+
+use std::time::Instant;
+
+use clap::Args;
+
+use crate::cli::{CommonArgs, emit, thousands};
+use crate::error::Error;
+use crate::game::{Geometry, Phase};
+use crate::solve::checkpoint::phase_file;
+use crate::store::Backend;
+use crate::store::pack::{PackOptions, add_backend, pack};
+use crate::store::values::{DEFAULT_BLOCK, DEFAULT_LEVEL, MAX_BLOCK, WriteOptions, file_name};
+
+/// Arguments of `ostledb pack`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "`ostledb solve` packs its results itself; run this to pack again with other settings\n(it reads the solver's phase value files if kept with --keep-work, else the value files).\n\nExamples:\n  ostledb pack --db ostle.db --level 19 --backend rank --backend sorted\n  ostledb pack --db ostle.db --block 16384 --keep-work"
+)]
+pub struct PackArgs {
+    /// Pack the phases with at most this many pieces (default: every phase present).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(8..=10))]
+    pub max_pieces: Option<u32>,
+    #[command(flatten)]
+    /// How the result store is written.
+    pub store: StoreArgs,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+/// How the store is written (shared by `solve` and `pack`).
+#[derive(Debug, Clone, Args)]
+pub struct StoreArgs {
+    /// zstd level of the value blocks (1..=22; 19 is about 3x slower than 9 and ~10% smaller).
+    #[arg(long, default_value_t = DEFAULT_LEVEL, value_parser = clap::value_parser!(i32).range(1..=22))]
+    pub level: i32,
+    /// Positions per value block: a lookup decompresses one block.
+    #[arg(long, default_value_t = DEFAULT_BLOCK, value_parser = clap::value_parser!(u32).range(1..=MAX_BLOCK as i64))]
+    pub block: u32,
+    /// Key index to build (repeat for several; the first is the default for queries):
+    /// rank (no keys: the index is computed), sorted, levelwise, mmap (one sorted keys
+    /// file), hash (minimal perfect hash + index array), sled.
+    #[arg(long = "backend", value_name = "NAME", default_value = "rank")]
+    pub backends: Vec<Backend>,
+    /// Keep the solver's 8-byte-per-position phase value files after packing.
+    #[arg(long)]
+    pub keep_work: bool,
+}
+
+impl StoreArgs {
+    /// The options these arguments give.
+    pub fn options(&self) -> PackOptions {
+        PackOptions {
+            values: WriteOptions { block: self.block, level: self.level },
+            backends: self.backends.clone(),
+            keep_work: self.keep_work,
+        }
+    }
+}
+
+/// The largest piece count whose phases are all present in `dir`, as solver files or
+/// value files.
+fn present_max(dir: &std::path::Path, g: &Geometry) -> Option<u32> {
+    let mut best = None;
+    for n in 2 * g.min_pieces()..=2 * g.start_pieces() {
+        let all = Phase::all(g, n).iter().all(|&p| phase_file(dir, p).is_file() || dir.join(file_name(p)).is_file());
+        if !all {
+            break;
+        }
+        best = Some(n);
+    }
+    best
+}
+
+/// Pack, printing a line per phase.
+pub fn pack_and_report(dir: &std::path::Path, g: &Geometry, max: u32, opts: &PackOptions, quiet: bool) -> Result<String, Error> {
+    let t = Instant::now();
+    let meta = pack(dir, g, max, opts, |p| {
+        if !quiet {
+            eprintln!(
+                "packed ({},{}): {} positions, {} bytes ({:.3} bits/position) in {:.1} s",
+                p.meta.player,
+                p.meta.opponent,
+                thousands(p.meta.positions),
+                thousands(p.meta.value_bytes),
+                8.0 * p.meta.value_bytes as f64 / p.meta.positions.max(1) as f64,
+                p.seconds
+            )
+        }
+    })?;
+    let positions: u64 = meta.phases.iter().map(|p| p.positions).sum();
+    let bytes: u64 = meta.phases.iter().map(|p| p.value_bytes).sum();
+    Ok(format!(
+        "database {}: {} positions, values {} bytes ({:.3} bits/position), key index {}; packed in {:.1} s\n",
+        dir.display(),
+        thousands(positions),
+        thousands(bytes),
+        8.0 * bytes as f64 / positions.max(1) as f64,
+        meta.backends.join(", "),
+        t.elapsed().as_secs_f64()
+    ))
+}
+
+/// Run `ostledb pack`.
+pub fn run(args: PackArgs) -> Result<(), Error> {
+    let g = Geometry::standard();
+    let dir = &args.common.db;
+    let max = match args.max_pieces {
+        Some(m) => m,
+        None => present_max(dir, g).ok_or_else(|| Error::MissingDatabase {
+            path: dir.clone(),
+            phase: "(4,4)".into(),
+            max_pieces: 8,
+        })?,
+    };
+    emit(&pack_and_report(dir, g, max, &args.store.options(), args.common.quiet)?)
+}
+
+/// Arguments of `ostledb index`.
+#[derive(Debug, Args)]
+#[command(after_help = "Example:\n  ostledb index --db ostle.db --backend hash\n  ostledb query --db ostle.db --backend hash 22220-00000-00300-00000-11110")]
+pub struct IndexArgs {
+    /// The backend whose key index to build.
+    #[arg(long)]
+    pub backend: Backend,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+/// Run `ostledb index`.
+pub fn run_index(args: IndexArgs) -> Result<(), Error> {
+    let t = Instant::now();
+    let meta = add_backend(&args.common.db, args.backend)?;
+    emit(&format!(
+        "{}: built the {} key index in {:.1} s; the database has: {}\n",
+        args.common.db.display(),
+        args.backend,
+        t.elapsed().as_secs_f64(),
+        meta.backends.join(", ")
+    ))
+}

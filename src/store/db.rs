@@ -1,0 +1,255 @@
+//! [`Database`]: a solved database opened for queries, the library's entry point.
+//!
+//! A database is a directory holding `ostledb.meta` (what it holds), one value file per
+//! phase (`values-A-B.zst`) and the files of its key indexes (see [`crate::store::keys`]).
+//! Opening reads the metadata and the header and block index of each value file; key
+//! indexes are opened on first use, value blocks are read and decompressed on demand (the
+//! last block of each phase is kept).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use crate::error::Error;
+use crate::game::forbidden::published_node_index;
+use crate::game::symmetry::canonical;
+use crate::game::{Geometry, Phase, Position};
+use crate::index::GameIndex;
+use crate::solve::outcome::Outcome;
+use crate::solve::query::{MoveValue, Records, move_values, position_value, unpack};
+use crate::solve::retrograde::Record;
+use crate::store::keys::{self, Backend, KeyIndex};
+use crate::store::meta::{self, Meta};
+use crate::store::values::ValueFile;
+
+struct Slot {
+    values: ValueFile,
+    keys: OnceLock<Arc<dyn KeyIndex>>,
+}
+
+/// A solved database, open for queries. Cheap to share between threads (`&Database` is
+/// all a query needs).
+pub struct Database {
+    dir: PathBuf,
+    geom: Geometry,
+    meta: Meta,
+    index: GameIndex,
+    backend: Backend,
+    slots: HashMap<Phase, Slot>,
+}
+
+impl std::fmt::Debug for Database {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Database").field("dir", &self.dir).field("backend", &self.backend).finish()
+    }
+}
+
+/// The backends a database has files for (`rank` always), in its order of preference.
+pub fn backends_of(meta: &Meta) -> Vec<String> {
+    let mut v = meta.backends.clone();
+    if !v.iter().any(|b| b == "rank") {
+        v.push("rank".into());
+    }
+    v
+}
+
+impl Database {
+    /// Open the database at `dir` with its default lookup backend (the first it lists).
+    pub fn open(dir: impl AsRef<Path>) -> Result<Database, Error> {
+        Database::open_with(dir, None)
+    }
+
+    /// Open the database at `dir`, looking keys up with `backend` (default: the
+    /// database's first). The backend must be compiled in and its files present.
+    pub fn open_with(dir: impl AsRef<Path>, backend: Option<Backend>) -> Result<Database, Error> {
+        let dir = dir.as_ref().to_path_buf();
+        let meta = match meta::read(&dir)? {
+            Some(m) => m,
+            None => return Err(missing(&dir)),
+        };
+        let mpath = dir.join(meta::FILE);
+        let geom = Geometry::new(meta.side as u32, meta.start_pieces as u32)
+            .map_err(|e| crate::store::file::corrupt(&mpath, format!("board: {e}")))?;
+        let index = GameIndex::build(&geom, meta.max_pieces as u32)
+            .map_err(|e| crate::store::file::corrupt(&mpath, format!("phases: {e}")))?;
+        let has = backends_of(&meta);
+        let backend = match backend {
+            Some(b) => b,
+            None => Backend::parse(&has[0])
+                .map_err(|_| crate::store::file::corrupt(&mpath, format!("unknown backend `{}`", has[0])))?,
+        };
+        backend.require()?;
+        if !has.iter().any(|b| b == backend.storage().name() || b == backend.name()) {
+            return Err(Error::BackendMissing { path: dir.clone(), backend: backend.name().into(), available: has.join(", ") });
+        }
+        if index.phases().len() != meta.phases.len() {
+            return Err(crate::store::file::corrupt(&mpath, "the phase list does not match the piece count"));
+        }
+        let mut slots = HashMap::new();
+        for (p, m) in index.phases().iter().zip(&meta.phases) {
+            let ph = p.phase();
+            if (m.player as u32, m.opponent as u32) != (ph.player, ph.opponent) || m.positions != p.len() {
+                return Err(crate::store::file::corrupt(&mpath, format!("phase {ph}: listed wrongly")));
+            }
+            let values = ValueFile::open(&dir, &geom, ph, p.len())?;
+            if values.file_len() != m.value_bytes {
+                return Err(crate::store::file::corrupt(
+                    values.path(),
+                    format!("{} bytes, the metadata says {}", values.file_len(), m.value_bytes),
+                ));
+            }
+            slots.insert(ph, Slot { values, keys: OnceLock::new() });
+        }
+        Ok(Database { dir, geom, meta, index, backend, slots })
+    }
+
+    /// The database directory.
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The board.
+    pub fn geometry(&self) -> &Geometry {
+        &self.geom
+    }
+
+    /// What the database holds.
+    pub fn meta(&self) -> &Meta {
+        &self.meta
+    }
+
+    /// Every phase with at most this many pieces is present.
+    pub fn max_pieces(&self) -> u32 {
+        self.meta.max_pieces as u32
+    }
+
+    /// The lookup backend in use.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// The position index (the combinatorial rank).
+    pub fn index(&self) -> &GameIndex {
+        &self.index
+    }
+
+    /// The value file of a phase.
+    pub fn values(&self, phase: Phase) -> Option<&ValueFile> {
+        self.slots.get(&phase).map(|s| &s.values)
+    }
+
+    fn slot(&self, phase: Phase) -> Result<&Slot, Error> {
+        self.slots.get(&phase).ok_or_else(|| Error::MissingDatabase {
+            path: self.dir.clone(),
+            phase: phase.to_string(),
+            max_pieces: phase.pieces(),
+        })
+    }
+
+    /// The key index of a phase (opened on first use).
+    pub fn keys(&self, phase: Phase) -> Result<&Arc<dyn KeyIndex>, Error> {
+        let slot = self.slot(phase)?;
+        if let Some(k) = slot.keys.get() {
+            return Ok(k);
+        }
+        let p = self.index.phase(phase).expect("phase of the index");
+        let k: Arc<dyn KeyIndex> = Arc::from(keys::open(self.backend, &self.dir, p)?);
+        let _ = slot.keys.set(k);
+        Ok(slot.keys.get().expect("just set"))
+    }
+
+    /// The phase and index of a position (any symmetric image), through the backend.
+    pub fn locate(&self, pos: &Position) -> Result<(Phase, u64), Error> {
+        pos.validate(&self.geom)?;
+        let ph = pos.phase();
+        let (c, _) = canonical(&self.geom, pos);
+        let code = c.code();
+        match self.keys(ph)?.index_of(code)? {
+            // mmap and sled read their keys lazily, so a damaged key file is not caught
+            // at open: their answer is checked against the rank (a ~100 ns unrank) so
+            // that damage is an error, never a wrong answer.
+            Some(i) if matches!(self.backend, Backend::Mmap | Backend::Sled) => {
+                let p = self.index.phase(ph).expect("phase of the index");
+                if i < p.len() && p.position_at(i).code() == code {
+                    Ok((ph, i))
+                } else {
+                    Err(crate::store::file::corrupt(
+                        &self.dir.join(&self.backend.files(ph)[0]),
+                        format!("the key index maps code {code} to position {i}, which holds another position"),
+                    ))
+                }
+            }
+            Some(i) => Ok((ph, i)),
+            None => Err(crate::store::file::corrupt(
+                &self.dir,
+                format!("the {} key index of phase {ph} lacks the position with code {code}", self.backend),
+            )),
+        }
+    }
+
+    /// The stored record of position `idx` of `phase`.
+    pub fn record(&self, phase: Phase, idx: u64) -> Result<Record, Error> {
+        Ok(unpack(self.slot(phase)?.values.record(idx)?))
+    }
+
+    fn check_range(&self, pos: &Position) -> Result<(), Error> {
+        pos.validate(&self.geom)?;
+        if pos.phase().pieces() > self.max_pieces() {
+            return Err(Error::MissingDatabase {
+                path: self.dir.clone(),
+                phase: pos.phase().to_string(),
+                max_pieces: pos.phase().pieces(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The value of `board` for the side to move; `prev` is the board before the
+    /// opponent's last move, seen from the opponent, which decides the forbidden move.
+    pub fn probe(&self, board: &Position, prev: Option<&Position>) -> Result<Outcome, Error> {
+        self.check_range(board)?;
+        let (canon, _) = canonical(&self.geom, board);
+        let j = match prev {
+            Some(p) => {
+                p.validate(&self.geom)?;
+                crate::game::forbidden::forbidden_move(&self.geom, board, p)?;
+                published_node_index(&self.geom, &canon, p)
+            }
+            None => 0,
+        };
+        position_value(&self.geom, &mut &*self, &canon, j)
+    }
+
+    /// Every move of `board` with its value for the side that plays it, in `board`'s own
+    /// move order (the forbidden move, if any, is listed too).
+    pub fn moves(&self, board: &Position) -> Result<Vec<MoveValue>, Error> {
+        self.check_range(board)?;
+        move_values(&self.geom, &mut &*self, board)
+    }
+}
+
+impl Records for &Database {
+    fn locate(&mut self, pos: &Position) -> Result<(Phase, u64), Error> {
+        Database::locate(self, pos)
+    }
+    fn record(&mut self, phase: Phase, idx: u64) -> Result<Record, Error> {
+        Database::record(self, phase, idx)
+    }
+}
+
+/// The error for a directory without a database: what to run.
+fn missing(dir: &Path) -> Error {
+    let unpacked = std::fs::read_dir(dir)
+        .map(|d| d.flatten().any(|e| e.file_name().to_string_lossy().ends_with(".vals")))
+        .unwrap_or(false);
+    if unpacked {
+        Error::InvalidArgument(format!(
+            "{} holds solved phases but is not a finished database (no {}): run `ostledb solve --db {}` again to finish it",
+            dir.display(),
+            meta::FILE,
+            dir.display()
+        ))
+    } else {
+        Error::MissingDatabase { path: dir.to_path_buf(), phase: "(4,4)".into(), max_pieces: 8 }
+    }
+}

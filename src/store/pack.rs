@@ -1,0 +1,180 @@
+//! Building a database from solved phases: the solver's phase value files (8 bytes per
+//! position, its working files) become compressed value files, key indexes and, last,
+//! the metadata that makes the directory a database.
+
+use std::path::Path;
+use std::time::Instant;
+
+use crate::error::Error;
+use crate::game::Geometry;
+use crate::index::GameIndex;
+use crate::solve::checkpoint::{RecordReader, phase_file};
+use crate::store::keys::{self, Backend};
+use crate::store::meta::{self, Meta, PhaseMeta};
+use crate::store::values::{self, ValueFile, WriteOptions};
+
+/// How to build.
+#[derive(Clone, Debug)]
+pub struct PackOptions {
+    /// Value block size and zstd level.
+    pub values: WriteOptions,
+    /// Key indexes to build; the first is the database's default. `rank` needs no files.
+    pub backends: Vec<Backend>,
+    /// Keep the solver's phase value files after packing (they let a later solve of more
+    /// pieces start without unpacking, and `ostledb pack` run again).
+    pub keep_work: bool,
+}
+
+impl Default for PackOptions {
+    fn default() -> PackOptions {
+        PackOptions { values: WriteOptions::default(), backends: vec![Backend::Rank], keep_work: false }
+    }
+}
+
+/// What happened to one phase, for progress lines.
+#[derive(Clone, Debug)]
+pub struct PackedPhase {
+    /// Its metadata entry.
+    pub meta: PhaseMeta,
+    /// Seconds spent compressing.
+    pub seconds: f64,
+}
+
+fn count(records: &[u64], m: &mut PhaseMeta) {
+    for &r in records {
+        let v = r as u16;
+        if v == 0 {
+            m.draw += 1;
+        } else if v % 2 == 0 {
+            m.win += 1;
+        } else {
+            m.loss += 1;
+        }
+    }
+}
+
+/// Build the database at `dir` holding every phase with at most `max_pieces` pieces.
+/// Each phase is read from the solver's phase value file, or, when that is gone, kept
+/// from an existing value file. The old metadata is removed first and the new one
+/// written last, so the directory opens as a database only once everything is in place.
+pub fn pack(
+    dir: &Path,
+    geom: &Geometry,
+    max_pieces: u32,
+    opts: &PackOptions,
+    mut report: impl FnMut(&PackedPhase),
+) -> Result<Meta, Error> {
+    if opts.backends.is_empty() {
+        return Err(Error::InvalidArgument("no key index backend given".into()));
+    }
+    for b in &opts.backends {
+        b.require()?;
+    }
+    let index = GameIndex::build(geom, max_pieces)?;
+    let mpath = dir.join(meta::FILE);
+    match std::fs::remove_file(&mpath) {
+        Ok(()) => crate::store::file::sync_dir(dir)?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(Error::Io { path: mpath, source: e }),
+    }
+    let mut phases = Vec::new();
+    for p in index.phases() {
+        let ph = p.phase();
+        let t = Instant::now();
+        let mut m = PhaseMeta {
+            player: ph.player as u8,
+            opponent: ph.opponent as u8,
+            positions: p.len(),
+            value_bytes: 0,
+            win: 0,
+            loss: 0,
+            draw: 0,
+        };
+        match RecordReader::open(dir, geom, ph, p.len())? {
+            Some(mut r) => {
+                let s = values::write(
+                    dir,
+                    geom,
+                    ph,
+                    p.len(),
+                    opts.values,
+                    |buf| {
+                        r.read(buf)?;
+                        count(buf, &mut m);
+                        Ok(())
+                    },
+                    |_| {},
+                )?;
+                r.finish()?;
+                m.value_bytes = s.len;
+            }
+            None => {
+                let f = ValueFile::open(dir, geom, ph, p.len()).map_err(|e| match e {
+                    Error::Io { .. } => Error::MissingDatabase {
+                        path: dir.to_path_buf(),
+                        phase: ph.to_string(),
+                        max_pieces: ph.pieces(),
+                    },
+                    e => e,
+                })?;
+                f.for_each_block(|_, c| count(c, &mut m))?;
+                m.value_bytes = f.file_len();
+            }
+        }
+        for &b in &opts.backends {
+            keys::build(b, dir, p)?;
+        }
+        report(&PackedPhase { meta: m.clone(), seconds: t.elapsed().as_secs_f64() });
+        phases.push(m);
+    }
+    let mut names: Vec<String> = Vec::new();
+    for b in &opts.backends {
+        if !names.iter().any(|n| n == b.name()) {
+            names.push(b.name().to_string());
+        }
+    }
+    let meta = Meta {
+        format: meta::VERSION,
+        writer: format!("ostledb {}", env!("CARGO_PKG_VERSION")),
+        side: geom.side() as u8,
+        start_pieces: geom.start_pieces() as u8,
+        max_pieces: max_pieces as u8,
+        block_positions: opts.values.block,
+        zstd_level: opts.values.level,
+        backends: names,
+        phases,
+    };
+    meta::write(dir, &meta)?;
+    if !opts.keep_work {
+        for p in index.phases() {
+            let f = phase_file(dir, p.phase());
+            match std::fs::remove_file(&f) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(Error::Io { path: f, source: e }),
+            }
+        }
+    }
+    Ok(meta)
+}
+
+/// Add the key index of `backend` to the database at `dir` (rebuilding it if present)
+/// and list it in the metadata.
+pub fn add_backend(dir: &Path, backend: Backend) -> Result<Meta, Error> {
+    backend.require()?;
+    let mut meta = meta::read(dir)?.ok_or_else(|| Error::MissingDatabase {
+        path: dir.to_path_buf(),
+        phase: "(4,4)".into(),
+        max_pieces: 8,
+    })?;
+    let geom = Geometry::new(meta.side as u32, meta.start_pieces as u32)?;
+    let index = GameIndex::build(&geom, meta.max_pieces as u32)?;
+    for p in index.phases() {
+        keys::build(backend, dir, p)?;
+    }
+    if !meta.backends.iter().any(|b| b == backend.name()) {
+        meta.backends.push(backend.name().to_string());
+    }
+    meta::write(dir, &meta)?;
+    Ok(meta)
+}

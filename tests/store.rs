@@ -1,0 +1,364 @@
+//! The result store, end to end on small boards: one integration suite instantiated per
+//! compiled lookup backend, every answer compared with the solver's in-memory solution;
+//! corruption (every single flipped byte, truncation, foreign magic and versions) always
+//! an error, never a panic or a wrong answer; the golden database of format v1.
+
+use std::path::{Path, PathBuf};
+
+use ostledb::Error;
+use ostledb::game::symmetry::canonical;
+use ostledb::game::Geometry;
+use ostledb::solve::query::{move_values, position_value};
+use ostledb::solve::retrograde::{Solution, solve, solve_into};
+use ostledb::solve::{Outcome, SolveOptions};
+use ostledb::store::keys::{self, Backend};
+use ostledb::store::pack::{PackOptions, pack};
+use ostledb::store::values::WriteOptions;
+use ostledb::store::{Database, meta};
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("ostledb-store-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// Solve `geom` up to `max` pieces into `dir` and pack it with `backends`; small blocks
+/// so that even a small board has many of them.
+fn build(geom: &Geometry, dir: &Path, max: u32, backends: Vec<Backend>) {
+    let opts = SolveOptions { dir: Some(dir.to_path_buf()), ..SolveOptions::default() };
+    solve_into(geom, max, &opts, |_| Ok(())).expect("solve");
+    let p = PackOptions { values: WriteOptions { block: 256, level: 3 }, backends, keep_work: false };
+    pack(dir, geom, max, &p, |_| {}).expect("pack");
+}
+
+/// The oracle: the same board solved in memory.
+fn oracle(geom: &Geometry, max: u32) -> Solution {
+    solve(geom, max, &SolveOptions::default()).expect("solve in memory")
+}
+
+/// Every position of every phase: located, recorded, probed and (for a sample) every
+/// move valued exactly as the in-memory solution says.
+fn check_against(db: &Database, sol: &Solution, sample_every: u64) {
+    let g = db.geometry().clone();
+    let mut sol_ref = sol;
+    for p in sol.index().phases() {
+        let ph = p.phase();
+        let keys = db.keys(ph).expect("open the key index");
+        for i in 0..p.len() {
+            let pos = p.position_at(i);
+            assert_eq!(keys.index_of(pos.code()).unwrap(), Some(i), "{} index of {ph} #{i}", db.backend());
+            // Any symmetric image locates to the same index.
+            let image = pos.transformed(&g, (i % 8) as usize);
+            assert_eq!(db.locate(&image).unwrap(), (ph, i));
+            assert_eq!(db.record(ph, i).unwrap(), sol.phase(ph).unwrap().record(i));
+            let want = position_value(&g, &mut sol_ref, &pos, 0).unwrap();
+            assert_eq!(db.probe(&image, None).unwrap(), want, "{ph} #{i}");
+            if i % sample_every == 0 {
+                assert_eq!(db.moves(&image).unwrap(), move_values(&g, &mut sol_ref, &image).unwrap());
+            }
+        }
+        if db.backend() != Backend::Hash {
+            // Codes that are not canonical positions of this phase are not found.
+            for i in (0..p.len()).step_by(97) {
+                let pos = p.position_at(i);
+                for k in 1..8 {
+                    let img = pos.transformed(&g, k);
+                    let (c, _) = canonical(&g, &img);
+                    if img.code() != c.code() {
+                        assert_eq!(keys.index_of(img.code()).unwrap(), None, "{}: image of #{i}", db.backend());
+                    }
+                }
+            }
+            assert_eq!(keys.index_of(u64::MAX >> 9).unwrap(), None);
+            assert_eq!(keys.index_of(0).unwrap(), None);
+        }
+    }
+}
+
+/// One database with every compiled backend's key index, shared by the per-backend tests.
+fn shared() -> &'static (PathBuf, Solution) {
+    static DB: std::sync::OnceLock<(PathBuf, Solution)> = std::sync::OnceLock::new();
+    DB.get_or_init(|| {
+        let g = Geometry::new(4, 3).unwrap();
+        let dir = tmpdir("suite");
+        build(&g, &dir, 6, Backend::available());
+        (dir, oracle(&g, 6))
+    })
+}
+
+macro_rules! backend_suite {
+    ($name:ident, $backend:expr, $feature:literal) => {
+        #[test]
+        #[cfg(feature = $feature)]
+        fn $name() {
+            let (dir, sol) = shared();
+            let db = Database::open_with(dir, Some($backend)).unwrap();
+            assert_eq!(db.backend(), $backend);
+            check_against(&db, sol, 13);
+            assert!(keys::check($backend, dir, &sol.index().phases()[0]).is_ok());
+        }
+    };
+    ($name:ident, $backend:expr) => {
+        #[test]
+        fn $name() {
+            let (dir, sol) = shared();
+            let db = Database::open_with(dir, Some($backend)).unwrap();
+            assert_eq!(db.backend(), $backend);
+            check_against(&db, sol, 13);
+        }
+    };
+}
+
+backend_suite!(suite_sorted, Backend::Sorted);
+backend_suite!(suite_rank, Backend::Rank);
+backend_suite!(suite_levelwise, Backend::Levelwise, "levelwise");
+backend_suite!(suite_hash, Backend::Hash, "hash");
+backend_suite!(suite_mmap, Backend::Mmap, "mmap");
+backend_suite!(suite_sled, Backend::Sled, "sled");
+
+#[test]
+fn default_backend_is_the_first_built_and_missing_ones_say_how_to_add_them() {
+    let g = Geometry::new(3, 3).unwrap();
+    let dir = tmpdir("default");
+    build(&g, &dir, 6, vec![Backend::Sorted]);
+    let db = Database::open(&dir).unwrap();
+    assert_eq!(db.backend(), Backend::Sorted);
+    // rank needs no files: always there.
+    assert_eq!(Database::open_with(&dir, Some(Backend::Rank)).unwrap().backend(), Backend::Rank);
+    for b in Backend::available() {
+        if b.storage() != Backend::Sorted && b != Backend::Rank {
+            let e = Database::open_with(&dir, Some(b)).unwrap_err();
+            assert!(matches!(e, Error::BackendMissing { .. }), "{b}: {e}");
+            assert!(e.to_string().contains(&format!("ostledb index --db {} --backend {b}", dir.display())), "{e}");
+        }
+    }
+    // An unknown name lists what there is.
+    let e = Backend::parse("btree").unwrap_err();
+    assert!(e.to_string().contains("unknown lookup backend `btree`") && e.to_string().contains("sorted"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_backend_not_compiled_in_names_its_feature() {
+    for b in Backend::ALL {
+        if !b.compiled() {
+            let e = b.require().unwrap_err();
+            let f = b.feature().unwrap();
+            assert!(e.to_string().contains(&format!("--features {f}")), "{e}");
+        }
+    }
+}
+
+#[test]
+fn an_unfinished_database_never_opens() {
+    let g = Geometry::new(3, 3).unwrap();
+    let dir = tmpdir("unfinished");
+    // Solved but not packed: the solver's files are there, the metadata is not.
+    let opts = SolveOptions { dir: Some(dir.clone()), ..SolveOptions::default() };
+    solve_into(&g, 6, &opts, |_| Ok(())).unwrap();
+    let e = Database::open(&dir).unwrap_err();
+    assert!(e.to_string().contains("not a finished database"), "{e}");
+    pack(&dir, &g, 6, &PackOptions::default(), |_| {}).unwrap();
+    assert!(Database::open(&dir).is_ok());
+    // Packing again removes the metadata first: a pack stopped half-way leaves no
+    // database behind, and one that finishes leaves the same answers.
+    std::fs::remove_file(dir.join(meta::FILE)).unwrap();
+    assert!(Database::open(&dir).is_err());
+    pack(&dir, &g, 6, &PackOptions::default(), |_| {}).unwrap();
+    check_against(&Database::open(&dir).unwrap(), &oracle(&g, 6), 1);
+    // No temporary file is left behind.
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let name = e.unwrap().file_name().to_string_lossy().to_string();
+        assert!(!name.ends_with(".tmp"), "{name}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Open `dir` with `backend`, recompute every checksum and answer every position: the
+/// first error, or `Ok` if everything opened, checked and agreed. A wrong answer panics
+/// (that is the failure this guards against).
+fn open_check_answer(dir: &Path, backend: Backend, sol: &Solution) -> Result<(), Error> {
+    let db = Database::open_with(dir, Some(backend))?;
+    for p in db.index().phases() {
+        db.values(p.phase()).unwrap().check()?;
+        for name in &db.meta().backends {
+            keys::check(Backend::parse(name)?, dir, p)?;
+        }
+    }
+    let g = db.geometry().clone();
+    let mut s = sol;
+    for p in sol.index().phases() {
+        for i in 0..p.len() {
+            let pos = p.position_at(i);
+            let got = db.probe(&pos, None)?;
+            assert_eq!(got, position_value(&g, &mut s, &pos, 0).unwrap(), "a wrong answer from a damaged database");
+        }
+    }
+    Ok(())
+}
+
+fn files_of(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_file()).collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn every_flipped_byte_and_every_truncation_is_an_error_never_a_wrong_answer() {
+    let g = Geometry::new(3, 3).unwrap();
+    let dir = tmpdir("flip");
+    let backends: Vec<Backend> = Backend::available().into_iter().filter(|&b| b != Backend::Sled).collect();
+    build(&g, &dir, 6, backends.clone());
+    let sol = oracle(&g, 6);
+    for &b in &backends {
+        open_check_answer(&dir, b, &sol).unwrap();
+    }
+    let mut flips = 0;
+    for file in files_of(&dir) {
+        let good = std::fs::read(&file).unwrap();
+        // Every byte of small files, a spread of offsets in larger ones.
+        let step = (good.len() / 1500).max(1);
+        for at in (0..good.len()).step_by(step) {
+            let mut bad = good.clone();
+            bad[at] ^= 1 << (at % 8);
+            std::fs::write(&file, &bad).unwrap();
+            for &b in &backends {
+                match open_check_answer(&dir, b, &sol) {
+                    Err(Error::Corrupt { path, .. }) => assert!(path.starts_with(&dir), "{}", path.display()),
+                    Err(e) => panic!("{}: byte {at} flipped, backend {b}: not reported as damage: {e}", file.display()),
+                    Ok(()) => panic!("{}: byte {at} flipped, backend {b}: not detected", file.display()),
+                }
+            }
+            flips += 1;
+        }
+        for len in [0, 1, good.len() / 2, good.len().saturating_sub(1)] {
+            std::fs::write(&file, &good[..len]).unwrap();
+            for &b in &backends {
+                assert!(
+                    matches!(open_check_answer(&dir, b, &sol), Err(Error::Corrupt { .. })),
+                    "{} truncated to {len}, backend {b}",
+                    file.display()
+                );
+            }
+        }
+        let mut longer = good.clone();
+        longer.push(0);
+        std::fs::write(&file, &longer).unwrap();
+        assert!(open_check_answer(&dir, Backend::Sorted, &sol).is_err(), "{}: a byte appended", file.display());
+        std::fs::write(&file, &good).unwrap();
+    }
+    assert!(flips > 1000, "{flips}");
+    open_check_answer(&dir, Backend::Sorted, &sol).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn foreign_magic_and_future_versions_are_refused_with_a_clear_reason() {
+    let g = Geometry::new(3, 3).unwrap();
+    let dir = tmpdir("magic");
+    build(&g, &dir, 6, vec![Backend::Sorted]);
+    let cases: [(&str, usize, &str); 3] = [
+        (meta::FILE, 0, "bad magic"),
+        ("values-2-2.zst", 0, "bad magic"),
+        ("keys-2-2.sorted", 0, "bad magic"),
+    ];
+    for (name, at, why) in cases {
+        let file = dir.join(name);
+        let good = std::fs::read(&file).unwrap();
+        let mut bad = good.clone();
+        bad[at] = b'X';
+        std::fs::write(&file, &bad).unwrap();
+        let e = open_check_answer(&dir, Backend::Sorted, &oracle(&g, 6)).unwrap_err();
+        assert!(e.to_string().contains(why) && e.to_string().contains(name), "{name}: {e}");
+        std::fs::write(&file, &good).unwrap();
+    }
+    // A version from the future: the reader says which versions it reads.
+    let file = dir.join(meta::FILE);
+    let good = std::fs::read(&file).unwrap();
+    let mut bad = good.clone();
+    bad[8] = 9;
+    std::fs::write(&file, &bad).unwrap();
+    let e = Database::open(&dir).unwrap_err();
+    assert!(e.to_string().contains("version 9") && e.to_string().contains("reads versions 1..=1"), "{e}");
+    let file = dir.join("values-2-2.zst");
+    let good_v = std::fs::read(&file).unwrap();
+    std::fs::write(&dir.join(meta::FILE), &good).unwrap();
+    let mut bad = good_v.clone();
+    bad[8] = 2;
+    std::fs::write(&file, &bad).unwrap();
+    let e = Database::open(&dir).unwrap_err();
+    assert!(e.to_string().contains("version 2"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The golden database of format v1 (`tests/data/golden-v1`, a 3x3 board, written by
+/// ostledb 0.1 with `cargo test --release write_golden_v1 -- --ignored`): this version
+/// must read it and give the solver's answers.
+#[test]
+fn the_v1_golden_database_still_reads() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden-v1");
+    let db = Database::open(&dir).unwrap();
+    let m = db.meta();
+    assert_eq!((m.format, m.side, m.start_pieces, m.max_pieces), (1, 3, 3, 6));
+    assert_eq!(m.backends, vec!["rank".to_string(), "sorted".to_string()]);
+    let g = Geometry::new(3, 3).unwrap();
+    let sol = oracle(&g, 6);
+    check_against(&db, &sol, 1);
+    check_against(&Database::open_with(&dir, Some(Backend::Sorted)).unwrap(), &sol, 7);
+    for p in db.index().phases() {
+        db.values(p.phase()).unwrap().check().unwrap();
+        keys::check(Backend::Sorted, &dir, p).unwrap();
+    }
+    // The counts the metadata carries are the solution's.
+    for (pm, p) in m.phases.iter().zip(sol.phases()) {
+        let wins = (0..p.len()).filter(|&i| matches!(p.record(i).base, Outcome::Win(_))).count() as u64;
+        assert_eq!(pm.win, wins);
+        assert_eq!(pm.win + pm.loss + pm.draw, p.len());
+    }
+}
+
+/// `Records` through a database gives the same move values as the library's own
+/// helpers, for a board given in any orientation, with the previous board deciding
+/// the forbidden move.
+#[test]
+fn probe_with_a_previous_board_uses_the_forbidden_move() {
+    let (dir, sol) = shared();
+    let db = Database::open(dir).unwrap();
+    let g = db.geometry().clone();
+    let mut checked = 0;
+    for p in sol.index().phases() {
+        for i in (0..p.len()).step_by(31) {
+            let pos = p.position_at(i);
+            let r = sol.phase(p.phase()).unwrap().record(i);
+            let Some((s, special)) = r.special else { continue };
+            // The board before: play the special move's reverse from the child side.
+            for &m in ostledb::game::moves::moves(&g, &pos).iter() {
+                let Some(out) = ostledb::game::moves::play(&g, &pos, m) else { continue };
+                if out.removal != ostledb::game::moves::Removal::None {
+                    continue;
+                }
+                // `pos` seen as the child of `prev` = out.child, whose move back is `m`'s reverse.
+                let prev = out.child;
+                let Ok(v) = db.probe(&pos, Some(&prev)) else { continue };
+                let j = ostledb::game::forbidden::published_node_index(&g, &pos, &prev);
+                let want = if j == s as usize { special } else { r.base };
+                if !ostledb::game::moves::is_immediate_win(&g, &pos) {
+                    assert_eq!(v, want, "#{i} prev {prev:?}");
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 100, "{checked}");
+}
+
+/// Writes `tests/data/golden-v1` (run once per format version, then commit the files).
+#[test]
+#[ignore = "writes the golden database of the current format; run by hand when the format changes"]
+fn write_golden_v1() {
+    let g = Geometry::new(3, 3).unwrap();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden-v1");
+    let _ = std::fs::remove_dir_all(&dir);
+    build(&g, &dir, 6, vec![Backend::Rank, Backend::Sorted]);
+}
