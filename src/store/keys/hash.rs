@@ -1,0 +1,178 @@
+//! The `hash` backend: a minimal perfect hash over the phase's canonical codes plus an
+//! index array slot -> dense index.
+//!
+//! Why this and not a hash table: a table must store the keys (8 bytes each, or a
+//! fingerprint) to resolve collisions; a minimal perfect hash never collides, so it
+//! stores about 3 bits per key ([`super::mphf`]) and the index array 4 bytes per key (a
+//! u32: the largest phase has 1.5e9 positions). A lookup is two hash mixes, a pilot byte
+//! and one index read. It cannot tell non-keys apart (they get some position), which is
+//! harmless here: the database only looks up canonical codes of valid positions, whose
+//! phase it knows.
+//!
+//! File `keys-A-B.hash` (little-endian): a 64-byte header (magic "OSTLEMPH", version u32
+//! = 1, board side u8, start pieces u8, A u8, B u8, count u64 at 16, MPHF bytes M u64 at
+//! 24, body checksum u64 at 32 = XXH3-64 of everything after the header, 16 reserved zero
+//! bytes, header checksum u64 at 56 = XXH3-64 of bytes 0..56), then the MPHF's own
+//! serialization (M bytes), then `count` u32 dense indexes, one per slot.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::error::Error;
+use crate::index::PhaseIndex;
+use crate::store::file::{Hasher, checksum, corrupt, io, le_u32, le_u64, write_atomic};
+
+use super::mphf::Mphf;
+use super::{Backend, KeyIndex, keyfile};
+
+const MAGIC: [u8; 8] = *b"OSTLEMPH";
+const VERSION: u32 = 1;
+const HEADER_LEN: usize = 64;
+
+fn path(dir: &Path, index: &PhaseIndex) -> PathBuf {
+    dir.join(&Backend::Hash.files(index.phase())[0])
+}
+
+/// The minimal perfect hash and index array of one phase, in memory.
+pub struct Hash {
+    mphf: Mphf,
+    slots: Vec<u32>,
+    file_bytes: u64,
+}
+
+/// Build the hash file of the phase of `index` in `dir` (holds all keys in memory while
+/// building: 8 bytes per position).
+pub(super) fn build(dir: &Path, index: &PhaseIndex) -> Result<(), Error> {
+    let n = index.len();
+    if n > u32::MAX as u64 {
+        return Err(Error::InvalidArgument(format!("phase {} is too large for u32 indexes", index.phase())));
+    }
+    let mut keys = Vec::with_capacity(n as usize);
+    keyfile::enumerate(index, |chunk| -> Result<(), Error> {
+        keys.extend_from_slice(chunk);
+        Ok(())
+    })?;
+    let p = path(dir, index);
+    let mphf = Mphf::build(&keys).map_err(|e| Error::InvalidArgument(format!("{}: {e}", p.display())))?;
+    let mut slots = vec![0u32; n as usize];
+    for (i, &k) in keys.iter().enumerate() {
+        slots[mphf.slot(k) as usize] = i as u32;
+    }
+    drop(keys);
+    let mut body = Vec::with_capacity(mphf.byte_size() as usize);
+    mphf.write_to(&mut body).map_err(io(&p))?;
+    let m = body.len() as u64;
+    let mut hasher = Hasher::new();
+    hasher.update(&body);
+    let mut tail = Vec::with_capacity(slots.len() * 4);
+    for s in &slots {
+        tail.extend_from_slice(&s.to_le_bytes());
+    }
+    hasher.update(&tail);
+    let mut h = [0u8; HEADER_LEN];
+    h[0..8].copy_from_slice(&MAGIC);
+    h[8..12].copy_from_slice(&VERSION.to_le_bytes());
+    let g = index.geometry();
+    h[12] = g.side() as u8;
+    h[13] = g.start_pieces() as u8;
+    h[14] = index.phase().player as u8;
+    h[15] = index.phase().opponent as u8;
+    h[16..24].copy_from_slice(&n.to_le_bytes());
+    h[24..32].copy_from_slice(&m.to_le_bytes());
+    h[32..40].copy_from_slice(&hasher.finish().to_le_bytes());
+    let hs = checksum(&h[..56]);
+    h[56..64].copy_from_slice(&hs.to_le_bytes());
+    write_atomic(&p, |w| {
+        w.write_all(&h)?;
+        w.write_all(&body)?;
+        w.write_all(&tail)
+    })
+}
+
+/// Read and check the whole file: header, body checksum, MPHF, index array (every entry
+/// a position of the phase, each exactly once).
+fn load(dir: &Path, index: &PhaseIndex) -> Result<Hash, Error> {
+    let p = path(dir, index);
+    let bytes = std::fs::read(&p).map_err(io(&p))?;
+    if bytes.len() < HEADER_LEN {
+        return Err(corrupt(&p, format!("{} bytes, shorter than its {HEADER_LEN}-byte header", bytes.len())));
+    }
+    if bytes[0..8] != MAGIC {
+        return Err(corrupt(&p, "not an ostledb hash key index (bad magic bytes)"));
+    }
+    let version = le_u32(&bytes, 8);
+    if version != VERSION {
+        return Err(corrupt(&p, format!("hash key index format version {version}; this ostledb reads version {VERSION}")));
+    }
+    if checksum(&bytes[..56]) != le_u64(&bytes, 56) {
+        return Err(corrupt(&p, "header checksum mismatch"));
+    }
+    let g = index.geometry();
+    let ph = index.phase();
+    if (bytes[12] as u32, bytes[13] as u32, bytes[14] as u32, bytes[15] as u32)
+        != (g.side(), g.start_pieces(), ph.player, ph.opponent)
+    {
+        return Err(corrupt(&p, format!("made for another board or phase than {ph}")));
+    }
+    let n = le_u64(&bytes, 16);
+    let m = le_u64(&bytes, 24);
+    if n != index.len() {
+        return Err(corrupt(&p, format!("holds {n} keys, the phase has {}", index.len())));
+    }
+    let want = (HEADER_LEN as u64).checked_add(m).and_then(|x| x.checked_add(4 * n));
+    if want != Some(bytes.len() as u64) {
+        return Err(corrupt(&p, format!("{} bytes long, its header says otherwise", bytes.len())));
+    }
+    let body = &bytes[HEADER_LEN..];
+    if checksum(body) != le_u64(&bytes, 32) {
+        return Err(corrupt(&p, "checksum mismatch: the file was altered"));
+    }
+    let (mphf, used) = Mphf::read_from(&body[..m as usize]).map_err(|e| corrupt(&p, format!("hash function: {e}")))?;
+    if used as u64 != m || mphf.len() != n {
+        return Err(corrupt(&p, "hash function size disagrees with the header"));
+    }
+    let mut slots = Vec::with_capacity(n as usize);
+    let mut seen = vec![false; n as usize];
+    for c in body[m as usize..].chunks_exact(4) {
+        let s = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+        if s as u64 >= n || std::mem::replace(&mut seen[s as usize], true) {
+            return Err(corrupt(&p, "index array is not a permutation of the phase's positions"));
+        }
+        slots.push(s);
+    }
+    Ok(Hash { mphf, slots, file_bytes: bytes.len() as u64 })
+}
+
+impl Hash {
+    /// Open (read and check) the hash file of the phase of `index` in `dir`.
+    pub fn open(dir: &Path, index: &PhaseIndex) -> Result<Hash, Error> {
+        load(dir, index)
+    }
+}
+
+/// Recompute the checksums of the hash file; the bytes checked.
+pub(super) fn check(dir: &Path, index: &PhaseIndex) -> Result<u64, Error> {
+    load(dir, index).map(|h| h.file_bytes)
+}
+
+impl KeyIndex for Hash {
+    fn backend(&self) -> Backend {
+        Backend::Hash
+    }
+
+    fn len(&self) -> u64 {
+        self.slots.len() as u64
+    }
+
+    #[inline]
+    fn index_of(&self, code: u64) -> Result<Option<u64>, Error> {
+        if self.slots.is_empty() {
+            return Ok(None);
+        }
+        Ok(self.slots.get(self.mphf.slot(code) as usize).map(|&i| i as u64))
+    }
+
+    fn key_bytes(&self) -> u64 {
+        self.file_bytes
+    }
+}
