@@ -185,7 +185,9 @@ pub fn build(backend: Backend, dir: &Path, index: &PhaseIndex) -> Result<(), Err
         #[cfg(feature = "sled")]
         Backend::Sled => sled::build(dir, index),
         Backend::Rank => Ok(()),
-        b => Err(Error::BackendNotCompiled { backend: b.name().into(), feature: b.feature().unwrap_or_default().into() }),
+        b => {
+            Err(Error::BackendNotCompiled { backend: b.name().into(), feature: b.feature().unwrap_or_default().into() })
+        }
     }
 }
 
@@ -227,6 +229,47 @@ pub fn check(backend: Backend, dir: &Path, index: &PhaseIndex) -> Result<u64, Er
         #[cfg(feature = "sled")]
         Backend::Sled => sled::check(dir, index),
         Backend::Rank => Ok(0),
-        b => Err(Error::BackendNotCompiled { backend: b.name().into(), feature: b.feature().unwrap_or_default().into() }),
+        b => {
+            Err(Error::BackendNotCompiled { backend: b.name().into(), feature: b.feature().unwrap_or_default().into() })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::keyfile::testkit::*;
+    use super::*;
+
+    /// One test body, run once per compiled backend through the public dispatch.
+    #[test]
+    fn every_compiled_backend_agrees_with_sorted_through_build_open_and_check() {
+        for index in small_phases().into_iter().filter(|i| i.geometry().side() == 3) {
+            let dir = Scratch::new("dispatch");
+            build(Backend::Sorted, dir.path(), &index).unwrap();
+            let oracle = open(Backend::Sorted, dir.path(), &index).unwrap();
+            let keys = keys_of(&index);
+            let probes: Vec<u64> = keys.iter().copied().chain(non_keys(&index, &keys)).collect();
+            for b in Backend::available().into_iter().filter(|&b| b != Backend::Hash) {
+                build(b, dir.path(), &index).unwrap();
+                assert!(present(b, dir.path(), index.phase()), "{b}");
+                assert!(check(b, dir.path(), &index).unwrap() > 0 || b == Backend::Rank, "{b}");
+                let k = open(b, dir.path(), &index).unwrap();
+                assert_eq!((k.backend(), k.len()), (b, index.len()));
+                for &c in &probes {
+                    assert_eq!(k.index_of(c).unwrap(), oracle.index_of(c).unwrap(), "{b} {c:#x}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_missing_key_file_is_an_io_error_for_every_file_backend() {
+        let index = small_phases().swap_remove(0);
+        let dir = Scratch::new("dispatch-missing");
+        for b in Backend::available().into_iter().filter(|&b| !matches!(b, Backend::Hash | Backend::Rank)) {
+            assert!(!present(b, dir.path(), index.phase()), "{b}");
+            assert!(matches!(open(b, dir.path(), &index), Err(Error::Io { .. })), "{b}");
+            assert!(matches!(check(b, dir.path(), &index), Err(Error::Io { .. })), "{b}");
+        }
     }
 }

@@ -1,13 +1,80 @@
-// TEMP STUB (replaced by branch keys)
+//! The `sorted` backend: the keys file read into memory, binary search. The oracle every
+//! other backend is tested against.
+
 use std::path::Path;
+
 use crate::error::Error;
 use crate::index::PhaseIndex;
-use super::{Backend, KeyIndex};
-pub struct Sorted(Vec<u64>);
-impl Sorted { pub fn open(_dir: &Path, index: &PhaseIndex) -> Result<Sorted, Error> { Ok(Sorted((0..index.len()).map(|i| index.position_at(i).code()).collect())) } }
+
+use super::{Backend, KeyIndex, keyfile};
+
+/// The keys of one phase in ascending order, in memory: key `i` has index `i`.
+#[derive(Clone, Debug)]
+pub struct Sorted {
+    keys: Vec<u64>,
+    file_bytes: u64,
+}
+
+impl Sorted {
+    /// Read and check (header, length, order, body checksum) the keys file of the phase
+    /// of `index` in `dir`.
+    pub fn open(dir: &Path, index: &PhaseIndex) -> Result<Sorted, Error> {
+        let mut keys = Vec::with_capacity(index.len() as usize);
+        let file_bytes = keyfile::read(dir, index, |chunk| keys.extend_from_slice(chunk))?;
+        Ok(Sorted { keys, file_bytes })
+    }
+}
+
 impl KeyIndex for Sorted {
-    fn backend(&self) -> Backend { Backend::Sorted }
-    fn len(&self) -> u64 { self.0.len() as u64 }
-    fn index_of(&self, code: u64) -> Result<Option<u64>, Error> { Ok(self.0.binary_search(&code).ok().map(|i| i as u64)) }
-    fn key_bytes(&self) -> u64 { 8 * self.0.len() as u64 }
+    fn backend(&self) -> Backend {
+        Backend::Sorted
+    }
+
+    fn len(&self) -> u64 {
+        self.keys.len() as u64
+    }
+
+    fn index_of(&self, code: u64) -> Result<Option<u64>, Error> {
+        Ok(self.keys.binary_search(&code).ok().map(|i| i as u64))
+    }
+
+    fn key_bytes(&self) -> u64 {
+        self.file_bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::keyfile::testkit::*;
+    use super::*;
+
+    #[test]
+    fn every_key_maps_to_its_index_and_non_keys_to_none() {
+        for index in small_phases() {
+            let dir = Scratch::new("sorted");
+            keyfile::write(dir.path(), &index).unwrap();
+            let s = Sorted::open(dir.path(), &index).unwrap();
+            assert_eq!(s.len(), index.len());
+            assert_eq!(s.key_bytes(), 64 + 8 * index.len());
+            for i in 0..index.len() {
+                assert_eq!(s.index_of(index.position_at(i).code()).unwrap(), Some(i));
+            }
+            for c in non_keys(&index, &s.keys) {
+                assert_eq!(s.index_of(c).unwrap(), None, "{c:#x}");
+            }
+        }
+    }
+
+    #[test]
+    fn open_refuses_a_damaged_body() {
+        let index = small_phases().swap_remove(0);
+        let dir = Scratch::new("sorted-bad");
+        keyfile::write(dir.path(), &index).unwrap();
+        let p = keyfile::path(dir.path(), &index);
+        let mut bytes = std::fs::read(&p).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 4;
+        std::fs::write(&p, &bytes).unwrap();
+        assert!(matches!(Sorted::open(dir.path(), &index), Err(Error::Corrupt { .. })));
+    }
 }
