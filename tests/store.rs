@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 
 use ostledb::Error;
-use ostledb::game::symmetry::canonical;
 use ostledb::game::Geometry;
+use ostledb::game::symmetry::canonical;
 use ostledb::solve::query::{move_values, position_value};
 use ostledb::solve::retrograde::{Solution, solve, solve_into};
 use ostledb::solve::{Outcome, SolveOptions};
@@ -258,11 +258,8 @@ fn foreign_magic_and_future_versions_are_refused_with_a_clear_reason() {
     let g = Geometry::new(3, 3).unwrap();
     let dir = tmpdir("magic");
     build(&g, &dir, 6, vec![Backend::Sorted]);
-    let cases: [(&str, usize, &str); 3] = [
-        (meta::FILE, 0, "bad magic"),
-        ("values-2-2.zst", 0, "bad magic"),
-        ("keys-2-2.sorted", 0, "bad magic"),
-    ];
+    let cases: [(&str, usize, &str); 3] =
+        [(meta::FILE, 0, "bad magic"), ("values-2-2.zst", 0, "bad magic"), ("keys-2-2.sorted", 0, "bad magic")];
     for (name, at, why) in cases {
         let file = dir.join(name);
         let good = std::fs::read(&file).unwrap();

@@ -111,7 +111,8 @@ pub fn run(args: BenchArgs) -> Result<(), Error> {
         let open_seconds = t.elapsed().as_secs_f64();
         let mut key_bytes = 0;
         for p in index.phases() {
-            key_bytes += if p.phase() == phase.phase() { k.key_bytes() } else { keys::open(b, &args.common.db, p)?.key_bytes() };
+            key_bytes +=
+                if p.phase() == phase.phase() { k.key_bytes() } else { keys::open(b, &args.common.db, p)?.key_bytes() };
         }
         if !args.common.quiet {
             eprintln!("bench {b}: opened in {open_seconds:.3} s; {} lookups", thousands(codes.len() as u64));

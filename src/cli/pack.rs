@@ -74,7 +74,13 @@ fn present_max(dir: &std::path::Path, g: &Geometry) -> Option<u32> {
 }
 
 /// Pack, printing a line per phase.
-pub fn pack_and_report(dir: &std::path::Path, g: &Geometry, max: u32, opts: &PackOptions, quiet: bool) -> Result<String, Error> {
+pub fn pack_and_report(
+    dir: &std::path::Path,
+    g: &Geometry,
+    max: u32,
+    opts: &PackOptions,
+    quiet: bool,
+) -> Result<String, Error> {
     let t = Instant::now();
     let meta = pack(dir, g, max, opts, |p| {
         if !quiet {
@@ -119,7 +125,9 @@ pub fn run(args: PackArgs) -> Result<(), Error> {
 
 /// Arguments of `ostledb index`.
 #[derive(Debug, Args)]
-#[command(after_help = "Example:\n  ostledb index --db ostle.db --backend hash\n  ostledb query --db ostle.db --backend hash 22220-00000-00300-00000-11110")]
+#[command(
+    after_help = "Example:\n  ostledb index --db ostle.db --backend hash\n  ostledb query --db ostle.db --backend hash 22220-00000-00300-00000-11110"
+)]
 pub struct IndexArgs {
     /// The backend whose key index to build.
     #[arg(long)]

@@ -3,13 +3,13 @@
 use clap::Args;
 use serde::Serialize;
 
-use crate::store::Database;
 use crate::cli::progress::Progress;
 use crate::cli::{CommonArgs, emit, emit_json, thousands};
 use crate::error::Error;
 use crate::game::Geometry;
 use crate::index::GameIndex;
 use crate::stats::{PhaseStats, ValueCounts, phase_stats};
+use crate::store::Database;
 
 /// Arguments of `ostledb stats`.
 #[derive(Debug, Args)]
@@ -52,10 +52,8 @@ pub fn run(args: StatsArgs) -> Result<(), Error> {
     // One phase in memory at a time.
     for pi in index.phases() {
         let ph = pi.phase();
-        let pv = &crate::store::load_phase(&args.common.db, g, ph, pi.len())?.ok_or_else(|| Error::MissingDatabase {
-            path: args.common.db.clone(),
-            phase: ph.to_string(),
-            max_pieces: ph.pieces(),
+        let pv = &crate::store::load_phase(&args.common.db, g, ph, pi.len())?.ok_or_else(|| {
+            Error::MissingDatabase { path: args.common.db.clone(), phase: ph.to_string(), max_pieces: ph.pieces() }
         })?;
         let bar = Progress::new(args.common.quiet, &format!("stats {}", pi.phase()), pi.len());
         phases.push(phase_stats(pi, pv, &|n| bar.add(n)));

@@ -53,7 +53,11 @@ pub fn run(args: VerifyArgs) -> Result<(), Error> {
         for name in &db.meta().backends {
             let b = Backend::parse(name)?;
             if !b.compiled() {
-                rep.note(&format!("{}: key index `{name}` not checked: this ostledb lacks feature `{}`", p.phase(), b.feature().unwrap_or_default()));
+                rep.note(&format!(
+                    "{}: key index `{name}` not checked: this ostledb lacks feature `{}`",
+                    p.phase(),
+                    b.feature().unwrap_or_default()
+                ));
                 continue;
             }
             let n = keys::check(b, &args.common.db, p)?;

@@ -218,9 +218,20 @@ impl RecordReader {
         let mut r = BufReader::with_capacity(1 << 22, f);
         let h = read_header(&path, &mut r, geom, phase, expect)?;
         if len != HEADER_LEN + 8 * h.count {
-            return Err(Error::Corrupt { path, reason: format!("{len} bytes long, expected {}", HEADER_LEN + 8 * h.count) });
+            return Err(Error::Corrupt {
+                path,
+                reason: format!("{len} bytes long, expected {}", HEADER_LEN + 8 * h.count),
+            });
         }
-        Ok(Some(RecordReader { path, r, count: h.count, left: h.count, want: h.sum, sum: Checksum::new(), bytes: Vec::new() }))
+        Ok(Some(RecordReader {
+            path,
+            r,
+            count: h.count,
+            left: h.count,
+            want: h.sum,
+            sum: Checksum::new(),
+            bytes: Vec::new(),
+        }))
     }
 
     /// The number of records in the file.
@@ -231,7 +242,10 @@ impl RecordReader {
     /// Fill `buf` with the next records.
     pub fn read(&mut self, buf: &mut [u64]) -> Result<(), Error> {
         if buf.len() as u64 > self.left {
-            return Err(Error::InvalidArgument(format!("{}: asked for more records than it holds", self.path.display())));
+            return Err(Error::InvalidArgument(format!(
+                "{}: asked for more records than it holds",
+                self.path.display()
+            )));
         }
         self.bytes.resize(buf.len() * 8, 0);
         self.r.read_exact(&mut self.bytes).map_err(io(&self.path))?;

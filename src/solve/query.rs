@@ -69,12 +69,7 @@ pub fn locate(index: &GameIndex, pos: &Position) -> Result<(Phase, u64), Error> 
 
 /// The value of the node the side to move of `pos` faces, with forbidden index `j` (of
 /// the canonical form's move list).
-pub fn position_value(
-    geom: &Geometry,
-    src: &mut impl Records,
-    pos: &Position,
-    j: usize,
-) -> Result<Outcome, Error> {
+pub fn position_value(geom: &Geometry, src: &mut impl Records, pos: &Position, j: usize) -> Result<Outcome, Error> {
     if is_immediate_win(geom, pos) {
         return Ok(Outcome::Win(1));
     }
@@ -83,11 +78,7 @@ pub fn position_value(
 }
 
 /// The value of every move of `pos` (in `pos`'s own move list order), for the mover.
-pub fn move_values(
-    geom: &Geometry,
-    src: &mut impl Records,
-    pos: &Position,
-) -> Result<Vec<MoveValue>, Error> {
+pub fn move_values(geom: &Geometry, src: &mut impl Records, pos: &Position) -> Result<Vec<MoveValue>, Error> {
     let losing = geom.losing_count();
     let mut out = Vec::new();
     for (i, &m) in moves(geom, pos).iter().enumerate() {

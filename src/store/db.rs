@@ -80,7 +80,11 @@ impl Database {
         };
         backend.require()?;
         if !has.iter().any(|b| b == backend.storage().name() || b == backend.name()) {
-            return Err(Error::BackendMissing { path: dir.clone(), backend: backend.name().into(), available: has.join(", ") });
+            return Err(Error::BackendMissing {
+                path: dir.clone(),
+                backend: backend.name().into(),
+                available: has.join(", "),
+            });
         }
         if index.phases().len() != meta.phases.len() {
             return Err(crate::store::file::corrupt(&mpath, "the phase list does not match the piece count"));

@@ -162,7 +162,15 @@ mod tests {
             block_positions: 4096,
             zstd_level: 19,
             backends: vec!["rank".into(), "sorted".into()],
-            phases: vec![PhaseMeta { player: 2, opponent: 2, positions: 10, value_bytes: 99, win: 5, loss: 4, draw: 1 }],
+            phases: vec![PhaseMeta {
+                player: 2,
+                opponent: 2,
+                positions: 10,
+                value_bytes: 99,
+                win: 5,
+                loss: 4,
+                draw: 1,
+            }],
         }
     }
 

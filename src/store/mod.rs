@@ -1,12 +1,12 @@
 //! The result store: a solved database on disk, compressed and index-keyed, with
 //! switchable key -> index lookup backends.
 
+pub mod db;
 pub mod file;
 pub mod keys;
-pub mod values;
-pub mod db;
 pub mod meta;
 pub mod pack;
+pub mod values;
 
 pub use db::Database;
 pub use keys::Backend;

@@ -123,7 +123,16 @@ pub fn decode_block(bytes: &[u8], m: usize) -> Option<Vec<u64>> {
     Some(out)
 }
 
-fn header(geom: &Geometry, phase: Phase, count: u64, block: u32, blocks: u32, index_at: u64, index_sum: u64, len: u64) -> [u8; HEADER_LEN] {
+fn header(
+    geom: &Geometry,
+    phase: Phase,
+    count: u64,
+    block: u32,
+    blocks: u32,
+    index_at: u64,
+    index_sum: u64,
+    len: u64,
+) -> [u8; HEADER_LEN] {
     let mut h = [0u8; HEADER_LEN];
     h[0..8].copy_from_slice(&MAGIC);
     h[8..12].copy_from_slice(&VERSION.to_le_bytes());
@@ -287,7 +296,10 @@ impl ValueFile {
         }
         let version = le_u32(&h, 8);
         if version != VERSION {
-            return Err(corrupt(&path, format!("value file format version {version}; this ostledb reads version {VERSION}")));
+            return Err(corrupt(
+                &path,
+                format!("value file format version {version}; this ostledb reads version {VERSION}"),
+            ));
         }
         if checksum(&h[..56]) != le_u64(&h, 56) {
             return Err(corrupt(&path, "header checksum mismatch"));
@@ -380,7 +392,10 @@ impl ValueFile {
         let mut frame = vec![0u8; e.len as usize];
         self.file.read_exact_at(&mut frame, e.offset).map_err(io(&self.path))?;
         if checksum(&frame) != e.sum {
-            return Err(corrupt(&self.path, format!("block {b} (bytes {}..{}): checksum mismatch", e.offset, e.offset + e.len as u64)));
+            return Err(corrupt(
+                &self.path,
+                format!("block {b} (bytes {}..{}): checksum mismatch", e.offset, e.offset + e.len as u64),
+            ));
         }
         Ok(frame)
     }
@@ -458,7 +473,9 @@ impl ValueFile {
 pub fn load(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> Result<PhaseValues, Error> {
     let f = ValueFile::open(dir, geom, phase, expect)?;
     let mut records = Vec::new();
-    records.try_reserve_exact(expect as usize).map_err(|_| Error::InvalidArgument(format!("cannot allocate {expect} records")))?;
+    records
+        .try_reserve_exact(expect as usize)
+        .map_err(|_| Error::InvalidArgument(format!("cannot allocate {expect} records")))?;
     f.for_each_block(|_, c| records.extend_from_slice(c))?;
     Ok(PhaseValues::from_raw(phase, records))
 }

@@ -102,7 +102,10 @@ fn load(dir: &Path, index: &PhaseIndex) -> Result<Hash, Error> {
     }
     let version = le_u32(&bytes, 8);
     if version != VERSION {
-        return Err(corrupt(&p, format!("hash key index format version {version}; this ostledb reads version {VERSION}")));
+        return Err(corrupt(
+            &p,
+            format!("hash key index format version {version}; this ostledb reads version {VERSION}"),
+        ));
     }
     if checksum(&bytes[..56]) != le_u64(&bytes, 56) {
         return Err(corrupt(&p, "header checksum mismatch"));

@@ -31,6 +31,8 @@ mod keyfile;
 mod levelwise;
 #[cfg(feature = "mmap")]
 mod mmap;
+#[cfg(feature = "hash")]
+pub mod mphf;
 mod rank;
 #[cfg(feature = "sled")]
 mod sled;
