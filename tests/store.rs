@@ -280,7 +280,7 @@ fn foreign_magic_and_future_versions_are_refused_with_a_clear_reason() {
     assert!(e.to_string().contains("version 9") && e.to_string().contains("reads versions 1..=1"), "{e}");
     let file = dir.join("values-2-2.zst");
     let good_v = std::fs::read(&file).unwrap();
-    std::fs::write(&dir.join(meta::FILE), &good).unwrap();
+    std::fs::write(dir.join(meta::FILE), &good).unwrap();
     let mut bad = good_v.clone();
     bad[8] = 2;
     std::fs::write(&file, &bad).unwrap();

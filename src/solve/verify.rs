@@ -231,6 +231,7 @@ pub fn verify_phase(geom: &Geometry, sol: &impl Values, phase: Phase, reporter: 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::solve::checkpoint;
     use crate::solve::progress::Silent;
     use crate::solve::retrograde::{SolveOptions, solve};
 

@@ -123,16 +123,8 @@ pub fn decode_block(bytes: &[u8], m: usize) -> Option<Vec<u64>> {
     Some(out)
 }
 
-fn header(
-    geom: &Geometry,
-    phase: Phase,
-    count: u64,
-    block: u32,
-    blocks: u32,
-    index_at: u64,
-    index_sum: u64,
-    len: u64,
-) -> [u8; HEADER_LEN] {
+fn header(geom: &Geometry, phase: Phase, s: &Summary, index_at: u64, index_sum: u64) -> [u8; HEADER_LEN] {
+    let (count, block, blocks, len) = (s.count, s.block, s.blocks, s.len);
     let mut h = [0u8; HEADER_LEN];
     h[0..8].copy_from_slice(&MAGIC);
     h[8..12].copy_from_slice(&VERSION.to_le_bytes());
@@ -232,12 +224,13 @@ pub fn write(
     let len = offset + index.len() as u64;
     let mut f = w.into_inner().map_err(|e| Error::Io { path: tmp.clone(), source: e.into_error() })?;
     f.seek(SeekFrom::Start(0)).map_err(io(&tmp))?;
-    f.write_all(&header(geom, phase, count, opts.block, blocks, offset, checksum(&index), len)).map_err(io(&tmp))?;
+    let summary = Summary { count, block: opts.block, blocks, len };
+    f.write_all(&header(geom, phase, &summary, offset, checksum(&index))).map_err(io(&tmp))?;
     f.sync_all().map_err(io(&tmp))?;
     drop(f);
     std::fs::rename(&tmp, &path).map_err(io(&path))?;
     sync_dir(dir)?;
-    Ok(Summary { count, block: opts.block, blocks, len })
+    Ok(summary)
 }
 
 /// Write the values of a phase held in memory.
@@ -267,7 +260,7 @@ pub struct ValueFile {
     phase: Phase,
     count: u64,
     block: u32,
-    len: u64,
+    bytes: u64,
     entries: Vec<Entry>,
     cache: Mutex<Option<(u32, Arc<Vec<u64>>)>>,
 }
@@ -348,7 +341,7 @@ impl ValueFile {
         if at != index_at {
             return Err(corrupt(&path, "the blocks do not fill the space before the block index"));
         }
-        Ok(ValueFile { path, file, phase, count, block, len, entries, cache: Mutex::new(None) })
+        Ok(ValueFile { path, file, phase, count, block, bytes: len, entries, cache: Mutex::new(None) })
     }
 
     /// The phase.
@@ -373,7 +366,7 @@ impl ValueFile {
 
     /// The file's size in bytes.
     pub fn file_len(&self) -> u64 {
-        self.len
+        self.bytes
     }
 
     /// The number of blocks.
@@ -465,7 +458,7 @@ impl ValueFile {
                 ));
             }
         }
-        Ok(self.len)
+        Ok(self.bytes)
     }
 }
 
@@ -502,7 +495,7 @@ mod tests {
     fn sample(n: u64) -> Vec<u64> {
         (0..n)
             .map(|i| {
-                let base = (i * 7 % 300) as u64;
+                let base = i * 7 % 300;
                 if i % 3 == 0 { base | ((i % 250) << 16) | ((i % 31 + 1) << 32) } else { base }
             })
             .collect()
