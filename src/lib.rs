@@ -27,9 +27,13 @@
 //! # Ok::<(), ostledb::Error>(())
 //! ```
 //!
+//! * [`store`]: the result database: [`store::Database`] opens a solved database and
+//!   answers probes; values in zstd blocks, keys mapped to indexes by a lookup backend.
+//!
 //! ## Feature flags
 //!
-//! None yet: the engine and the rank index are always built.
+//! Lookup backends of the result store ([`store::keys`]); `sorted` and `rank` are always
+//! built. Default: `levelwise`, `hash`, `mmap`. Off by default: `sled` (a baseline).
 
 #![warn(missing_docs)]
 // Table-building loops over square and symmetry numbers read better with indices.
@@ -45,3 +49,8 @@ pub mod store;
 pub mod sys;
 
 pub use error::Error;
+
+// The README's examples are doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
