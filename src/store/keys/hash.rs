@@ -89,16 +89,13 @@ pub(super) fn build(dir: &Path, index: &PhaseIndex) -> Result<(), Error> {
     })
 }
 
-/// Read and check the whole file: header, body checksum, MPHF, index array (every entry
-/// a position of the phase, each exactly once).
-fn load(dir: &Path, index: &PhaseIndex) -> Result<Hash, Error> {
-    let p = path(dir, index);
-    let bytes = std::fs::read(&p).map_err(io(&p))?;
+/// Check a header; the key count and MPHF size it gives.
+fn check_header(p: &Path, bytes: &[u8], len: u64, index: &PhaseIndex) -> Result<(u64, u64), Error> {
     if bytes.len() < HEADER_LEN {
-        return Err(corrupt(&p, format!("{} bytes, shorter than its {HEADER_LEN}-byte header", bytes.len())));
+        return Err(corrupt(p, format!("{} bytes, shorter than its {HEADER_LEN}-byte header", bytes.len())));
     }
     if bytes[0..8] != MAGIC {
-        return Err(corrupt(&p, "not an ostledb hash key index (bad magic bytes)"));
+        return Err(corrupt(p, "not an ostledb hash key index (bad magic bytes)"));
     }
     let version = le_u32(&bytes, 8);
     if version != VERSION {
@@ -108,24 +105,33 @@ fn load(dir: &Path, index: &PhaseIndex) -> Result<Hash, Error> {
         ));
     }
     if checksum(&bytes[..56]) != le_u64(&bytes, 56) {
-        return Err(corrupt(&p, "header checksum mismatch"));
+        return Err(corrupt(p, "header checksum mismatch"));
     }
     let g = index.geometry();
     let ph = index.phase();
     if (bytes[12] as u32, bytes[13] as u32, bytes[14] as u32, bytes[15] as u32)
         != (g.side(), g.start_pieces(), ph.player, ph.opponent)
     {
-        return Err(corrupt(&p, format!("made for another board or phase than {ph}")));
+        return Err(corrupt(p, format!("made for another board or phase than {ph}")));
     }
     let n = le_u64(&bytes, 16);
     let m = le_u64(&bytes, 24);
     if n != index.len() {
-        return Err(corrupt(&p, format!("holds {n} keys, the phase has {}", index.len())));
+        return Err(corrupt(p, format!("holds {n} keys, the phase has {}", index.len())));
     }
     let want = (HEADER_LEN as u64).checked_add(m).and_then(|x| x.checked_add(4 * n));
-    if want != Some(bytes.len() as u64) {
-        return Err(corrupt(&p, format!("{} bytes long, its header says otherwise", bytes.len())));
+    if want != Some(len) {
+        return Err(corrupt(p, format!("{len} bytes long, its header says otherwise")));
     }
+    Ok((n, m))
+}
+
+/// Read and check the whole file: header, body checksum, MPHF, index array (every entry
+/// a position of the phase, each exactly once).
+fn load(dir: &Path, index: &PhaseIndex) -> Result<Hash, Error> {
+    let p = path(dir, index);
+    let bytes = std::fs::read(&p).map_err(io(&p))?;
+    let (n, m) = check_header(&p, &bytes, bytes.len() as u64, index)?;
     let body = &bytes[HEADER_LEN..];
     if checksum(body) != le_u64(&bytes, 32) {
         return Err(corrupt(&p, "checksum mismatch: the file was altered"));
@@ -153,9 +159,38 @@ impl Hash {
     }
 }
 
-/// Recompute the checksums of the hash file; the bytes checked.
+/// Recompute the checksums of the hash file (streaming, without building anything);
+/// the bytes checked.
 pub(super) fn check(dir: &Path, index: &PhaseIndex) -> Result<u64, Error> {
-    load(dir, index).map(|h| h.file_bytes)
+    use std::io::Read;
+    let p = path(dir, index);
+    let mut f = std::fs::File::open(&p).map_err(io(&p))?;
+    let len = f.metadata().map_err(io(&p))?.len();
+    let mut h = [0u8; HEADER_LEN];
+    let got = f.read(&mut h).map_err(io(&p))?;
+    let mut hb = h[..got].to_vec();
+    while hb.len() < HEADER_LEN {
+        let mut b = [0u8; HEADER_LEN];
+        let k = f.read(&mut b[..HEADER_LEN - hb.len()]).map_err(io(&p))?;
+        if k == 0 {
+            break;
+        }
+        hb.extend_from_slice(&b[..k]);
+    }
+    check_header(&p, &hb, len, index)?;
+    let mut hasher = Hasher::new();
+    let mut buf = vec![0u8; 8 << 20];
+    let mut left = len - HEADER_LEN as u64;
+    while left > 0 {
+        let n = left.min(buf.len() as u64) as usize;
+        f.read_exact(&mut buf[..n]).map_err(io(&p))?;
+        hasher.update(&buf[..n]);
+        left -= n as u64;
+    }
+    if hasher.finish() != le_u64(&hb, 32) {
+        return Err(corrupt(&p, "checksum mismatch: the file was altered"));
+    }
+    Ok(len)
 }
 
 impl KeyIndex for Hash {
