@@ -111,18 +111,19 @@ pub struct VerifyReport {
     pub examples: Vec<String>,
 }
 
-/// The value of the node a move of `parent` leads to (a move that removes nothing), from
-/// the solution: the child's canonical form and its forbidden index, computed by playing
-/// the child's moves.
-fn child_node_value(geom: &Geometry, sol: &impl Values, parent: &Position, child: &Position) -> Outcome {
-    let (c, _) = canonical(geom, child);
-    let ph = c.phase();
-    let idx = sol.index().phase(ph).expect("phase indexed").index_of(&c);
+/// The value of the node a move of `parent` (whose canonical code is `target`) leads to
+/// (a move that removes nothing), from the solution: the child's canonical form and its
+/// forbidden index, computed by playing the child's moves.
+fn child_node_value(geom: &Geometry, sol: &impl Values, target: u64, child: &Position) -> Outcome {
+    // The index straight from the child as played (one canonicalisation, inside locate);
+    // the canonical form itself is needed only when the child has a special move.
+    let ph = child.phase();
+    let idx = sol.index().phase(ph).expect("phase indexed").index_of(child);
     let rec = sol.record(ph, idx);
     let Some((s, spc)) = rec.special else { return rec.base };
+    let (c, _) = canonical(geom, child);
     // Is the child's forbidden index s? Only if its move s reaches an image of `parent`
     // and no earlier move does.
-    let target = canonical_code(geom, parent);
     let list = moves(geom, &c);
     let Some(r) = play(geom, &c, list[s as usize - 1]) else { return rec.base };
     if r.removal != Removal::None || canonical_code(geom, &r.child) != target {
@@ -136,6 +137,7 @@ fn child_node_value(geom: &Geometry, sol: &impl Values, parent: &Position, child
 /// The options of every move of `pos`: `(move index, removes nothing, outcome)`.
 fn options(geom: &Geometry, sol: &impl Values, pos: &Position) -> Vec<(usize, bool, Outcome)> {
     let losing = geom.losing_count();
+    let target = canonical_code(geom, pos);
     moves(geom, pos)
         .iter()
         .enumerate()
@@ -144,11 +146,10 @@ fn options(geom: &Geometry, sol: &impl Values, pos: &Position) -> Vec<(usize, bo
             let o = match r.removal {
                 Removal::Opponent if r.child.player.count_ones() == losing => Outcome::Win(1),
                 Removal::Own if r.child.opponent.count_ones() == losing => Outcome::Loss(1),
-                Removal::None => child_node_value(geom, sol, pos, &r.child).parent(),
+                Removal::None => child_node_value(geom, sol, target, &r.child).parent(),
                 _ => {
-                    let (c, _) = canonical(geom, &r.child);
-                    let ph = c.phase();
-                    let idx = sol.index().phase(ph).expect("phase indexed").index_of(&c);
+                    let ph = r.child.phase();
+                    let idx = sol.index().phase(ph).expect("phase indexed").index_of(&r.child);
                     sol.base(ph, idx).parent()
                 }
             };
@@ -169,6 +170,12 @@ fn best(opts: impl Iterator<Item = Outcome>) -> Outcome {
 pub fn check_position(geom: &Geometry, sol: &impl Values, pos: &Position) -> Option<String> {
     let ph = pos.phase();
     let idx = sol.index().phase(ph)?.index_of(pos);
+    check_indexed(geom, sol, pos, idx)
+}
+
+/// Check position `pos`, whose index in its phase is `idx`; `None` if it agrees.
+fn check_indexed(geom: &Geometry, sol: &impl Values, pos: &Position, idx: u64) -> Option<String> {
+    let ph = pos.phase();
     let rec = sol.record(ph, idx);
     let opts = options(geom, sol, pos);
     // Immediate win: a capture that ends the game; nothing can be forbidden.
@@ -204,7 +211,7 @@ pub fn verify_phase(geom: &Geometry, sol: &impl Values, phase: Phase, reporter: 
             let mut bad = 0u64;
             let mut ex = Vec::new();
             for i in lo..hi {
-                if let Some(msg) = check_position(geom, sol, &pidx.position_at(i)) {
+                if let Some(msg) = check_indexed(geom, sol, &pidx.position_at(i), i) {
                     bad += 1;
                     if ex.len() < 5 {
                         ex.push(msg);
