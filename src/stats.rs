@@ -130,7 +130,8 @@ pub struct PhaseStats {
     pub phase: [u32; 2],
     /// Node and position counts (as [`node_counts`]).
     pub counts: NodeCounts,
-    /// Positions with a special move (a node whose value differs from the position's).
+    /// Positions with a special move (a node whose value differs from the position's) as
+    /// stored: the result store keeps only special moves whose node exists.
     pub positions_with_special: u64,
     /// Values of the positions (their node without a forbidden move).
     pub positions: ValueCounts,

@@ -103,6 +103,15 @@ pub fn unmoves_with_node_index(geom: &Geometry, pos: &Position, mut f: impl FnMu
     });
 }
 
+/// Whether node `(pos, j)` exists (`j >= 1`): some predecessor of `pos` reaches it, i.e.
+/// forbids move `j`. A special move whose node does not exist is never needed: no game
+/// can reach the position with that move forbidden.
+pub fn node_exists(geom: &Geometry, pos: &Position, j: usize) -> bool {
+    let mut found = false;
+    unmoves_with_node_index(geom, pos, |_, k| found |= k == j);
+    found
+}
+
 /// 1-based index of the first move of `pos` whose child has canonical code `target`
 /// (0 if none).
 pub fn first_index_reaching(geom: &Geometry, pos: &Position, target: u64) -> usize {

@@ -188,6 +188,12 @@ fn check_indexed(geom: &Geometry, sol: &impl Values, pos: &Position, idx: u64) -
         }
         _ => None,
     };
+    // A special move whose node no predecessor reaches is not stored (the store drops
+    // them); a stored one must be the right one.
+    let want_special = match want_special {
+        Some((s, _)) if rec.special.is_none() && !crate::game::forbidden::node_exists(geom, pos, s as usize) => None,
+        w => w,
+    };
     if rec.base != top || rec.special != want_special {
         let board = crate::game::notation::format_board(geom, pos);
         return Some(format!(

@@ -40,6 +40,25 @@ pub struct PackedPhase {
     pub seconds: f64,
 }
 
+/// Drop the special move of every record whose special node does not exist (no
+/// predecessor forbids that move: `first` is the index of `records[0]` in `phase`): no
+/// query can ever ask for it, and about half of all special moves are such.
+pub fn drop_unreachable_specials(geom: &Geometry, phase: &crate::index::PhaseIndex, first: u64, records: &mut [u64]) {
+    use rayon::prelude::*;
+    const CHUNK: usize = 1 << 14;
+    records.par_chunks_mut(CHUNK).enumerate().for_each(|(c, chunk)| {
+        for (k, r) in chunk.iter_mut().enumerate() {
+            let s = ((*r >> 32) & 31) as usize;
+            if s != 0 {
+                let pos = phase.position_at(first + (c * CHUNK + k) as u64);
+                if !crate::game::forbidden::node_exists(geom, &pos, s) {
+                    *r &= 0xffff;
+                }
+            }
+        }
+    });
+}
+
 fn count(records: &[u64], m: &mut PhaseMeta) {
     for &r in records {
         let v = r as u16;
@@ -92,6 +111,7 @@ pub fn pack(
         };
         match RecordReader::open(dir, geom, ph, p.len())? {
             Some(mut r) => {
+                let mut at = 0u64;
                 let s = values::write(
                     dir,
                     geom,
@@ -100,6 +120,8 @@ pub fn pack(
                     opts.values,
                     |buf| {
                         r.read(buf)?;
+                        drop_unreachable_specials(geom, p, at, buf);
+                        at += buf.len() as u64;
                         count(buf, &mut m);
                         Ok(())
                     },
