@@ -97,14 +97,14 @@ fn check_header(p: &Path, bytes: &[u8], len: u64, index: &PhaseIndex) -> Result<
     if bytes[0..8] != MAGIC {
         return Err(corrupt(p, "not an ostledb hash key index (bad magic bytes)"));
     }
-    let version = le_u32(&bytes, 8);
+    let version = le_u32(bytes, 8);
     if version != VERSION {
         return Err(corrupt(
-            &p,
+            p,
             format!("hash key index format version {version}; this ostledb reads version {VERSION}"),
         ));
     }
-    if checksum(&bytes[..56]) != le_u64(&bytes, 56) {
+    if checksum(&bytes[..56]) != le_u64(bytes, 56) {
         return Err(corrupt(p, "header checksum mismatch"));
     }
     let g = index.geometry();
@@ -114,8 +114,8 @@ fn check_header(p: &Path, bytes: &[u8], len: u64, index: &PhaseIndex) -> Result<
     {
         return Err(corrupt(p, format!("made for another board or phase than {ph}")));
     }
-    let n = le_u64(&bytes, 16);
-    let m = le_u64(&bytes, 24);
+    let n = le_u64(bytes, 16);
+    let m = le_u64(bytes, 24);
     if n != index.len() {
         return Err(corrupt(p, format!("holds {n} keys, the phase has {}", index.len())));
     }
