@@ -177,6 +177,21 @@ pub fn check_position(geom: &Geometry, sol: &impl Values, pos: &Position) -> Opt
 fn check_indexed(geom: &Geometry, sol: &impl Values, pos: &Position, idx: u64) -> Option<String> {
     let ph = pos.phase();
     let rec = sol.record(ph, idx);
+    // A capture that wins at once is the best any node can do, and it removes a piece, so
+    // there is no special move: no other child needs looking up. (Found by playing the
+    // moves, as below, not by the solver's bit-parallel capture test.)
+    let losing = geom.losing_count();
+    let wins_at_once = moves(geom, pos).iter().any(|&m| {
+        let r = play(geom, pos, m).expect("listed moves are legal");
+        r.removal == Removal::Opponent && r.child.player.count_ones() == losing
+    });
+    if wins_at_once {
+        if rec.base == Outcome::Win(1) && rec.special.is_none() {
+            return None;
+        }
+        let board = crate::game::notation::format_board(geom, pos);
+        return Some(format!("{board}: stored {:?} special {:?}, an immediate win", rec.base, rec.special));
+    }
     let opts = options(geom, sol, pos);
     // Immediate win: a capture that ends the game; nothing can be forbidden.
     let top = best(opts.iter().map(|o| o.2));
