@@ -80,10 +80,24 @@ fn marker_value(index: &PhaseIndex) -> [u8; 16] {
     v
 }
 
-/// Open (or create) the database at `path`. sled releases its file lock from background
-/// threads some milliseconds after the last handle is dropped, so a database closed just
-/// before is retried for up to five seconds.
+/// Open (or create) the database at `path`. sled allows one open handle per directory
+/// and process (a file lock), while a database opens one key index per phase: handles
+/// are shared through a process-wide table (a `sled::Db` is a shared handle). sled also
+/// releases its lock from background threads some milliseconds after the last handle of
+/// another process is dropped, so a lock held elsewhere is retried for up to five seconds.
 fn open_sled(path: &Path) -> Result<sled::Db, Error> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static OPEN: OnceLock<Mutex<HashMap<PathBuf, sled::Db>>> = OnceLock::new();
+    let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut open = OPEN.get_or_init(|| Mutex::new(HashMap::new())).lock().unwrap_or_else(|p| p.into_inner());
+    // A handle whose directory was removed and made again since is stale: reopen.
+    if let Some(db) = open.get(&key) {
+        if key.join("db").exists() {
+            return Ok(db.clone());
+        }
+        open.remove(&key);
+    }
     let mut tries = 0;
     loop {
         match sled::open(path) {
@@ -91,7 +105,12 @@ fn open_sled(path: &Path) -> Result<sled::Db, Error> {
                 tries += 1;
                 std::thread::sleep(std::time::Duration::from_millis(50));
             }
-            r => return r.map_err(sled_error(path)),
+            Ok(db) => {
+                let key = std::fs::canonicalize(path).unwrap_or(key);
+                open.insert(key, db.clone());
+                return Ok(db);
+            }
+            Err(e) => return Err(sled_error(path)(e)),
         }
     }
 }
