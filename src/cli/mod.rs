@@ -46,7 +46,7 @@ pub enum Command {
     Query(query::QueryArgs),
     /// Wins, losses, draws and distances per phase of a solved database.
     Stats(stats::StatsArgs),
-    /// Re-derive every stored value from its children's stored values.
+    /// Check every checksum of a database; with --deep, re-derive every value from its children.
     Verify(verify::VerifyArgs),
     /// Compress solved phases into the result store (solve does this itself).
     Pack(pack::PackArgs),
