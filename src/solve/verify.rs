@@ -134,17 +134,22 @@ fn child_node_value(geom: &Geometry, sol: &impl Values, target: u64, child: &Pos
     if table.node_index_of_pred(geom, &r.child, Some(s as usize)) == s as usize { spc } else { rec.base }
 }
 
-/// The options of every move of `pos`: `(move index, removes nothing, outcome)`.
-fn options(geom: &Geometry, sol: &impl Values, pos: &Position) -> Vec<(usize, bool, Outcome)> {
+/// The options of every move of `pos`: `(move index, removes nothing, outcome)`; `None`
+/// when a move wins at once by a capture (found by playing the moves, not by the solver's
+/// bit-parallel capture test): that is the best any node can do, so no child is looked up.
+fn options(geom: &Geometry, sol: &impl Values, pos: &Position) -> Option<Vec<(usize, bool, Outcome)>> {
     let losing = geom.losing_count();
+    let played: Vec<_> =
+        moves(geom, pos).iter().map(|&m| play(geom, pos, m).expect("listed moves are legal")).collect();
+    if played.iter().any(|r| r.removal == Removal::Opponent && r.child.player.count_ones() == losing) {
+        return None;
+    }
     let target = canonical_code(geom, pos);
-    moves(geom, pos)
+    let opts = played
         .iter()
         .enumerate()
-        .map(|(i, &m)| {
-            let r = play(geom, pos, m).expect("listed moves are legal");
+        .map(|(i, r)| {
             let o = match r.removal {
-                Removal::Opponent if r.child.player.count_ones() == losing => Outcome::Win(1),
                 Removal::Own if r.child.opponent.count_ones() == losing => Outcome::Loss(1),
                 Removal::None => child_node_value(geom, sol, target, &r.child).parent(),
                 _ => {
@@ -155,7 +160,8 @@ fn options(geom: &Geometry, sol: &impl Values, pos: &Position) -> Vec<(usize, bo
             };
             (i + 1, r.removal == Removal::None, o)
         })
-        .collect()
+        .collect();
+    Some(opts)
 }
 
 fn best(opts: impl Iterator<Item = Outcome>) -> Outcome {
@@ -177,23 +183,14 @@ pub fn check_position(geom: &Geometry, sol: &impl Values, pos: &Position) -> Opt
 fn check_indexed(geom: &Geometry, sol: &impl Values, pos: &Position, idx: u64) -> Option<String> {
     let ph = pos.phase();
     let rec = sol.record(ph, idx);
-    // A capture that wins at once is the best any node can do, and it removes a piece, so
-    // there is no special move: no other child needs looking up. (Found by playing the
-    // moves, as below, not by the solver's bit-parallel capture test.)
-    let losing = geom.losing_count();
-    let wins_at_once = moves(geom, pos).iter().any(|&m| {
-        let r = play(geom, pos, m).expect("listed moves are legal");
-        r.removal == Removal::Opponent && r.child.player.count_ones() == losing
-    });
-    if wins_at_once {
+    // A capture that wins at once removes a piece, so there is no special move either.
+    let Some(opts) = options(geom, sol, pos) else {
         if rec.base == Outcome::Win(1) && rec.special.is_none() {
             return None;
         }
         let board = crate::game::notation::format_board(geom, pos);
         return Some(format!("{board}: stored {:?} special {:?}, an immediate win", rec.base, rec.special));
-    }
-    let opts = options(geom, sol, pos);
-    // Immediate win: a capture that ends the game; nothing can be forbidden.
+    };
     let top = best(opts.iter().map(|o| o.2));
     let achievers: Vec<&(usize, bool, Outcome)> = opts.iter().filter(|o| o.2 == top).collect();
     let want_special = match achievers.as_slice() {
