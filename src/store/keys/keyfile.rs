@@ -27,7 +27,7 @@ use rayon::prelude::*;
 
 use crate::error::Error;
 use crate::index::PhaseIndex;
-use crate::store::file::{Hasher, checksum, corrupt, io, le_u32, le_u64, write_atomic};
+use crate::store::file::{Hasher, checksum, corrupt, io, le_u32, le_u64, prefix, write_atomic};
 
 use super::Backend;
 
@@ -50,15 +50,8 @@ pub(super) fn path(dir: &Path, index: &PhaseIndex) -> PathBuf {
 
 /// The header bytes of a keys file for `index` with body checksum `body`.
 fn encode_header(index: &PhaseIndex, body: u64) -> [u8; HEADER_LEN] {
-    let g = index.geometry();
-    let ph = index.phase();
     let mut h = [0u8; HEADER_LEN];
-    h[0..8].copy_from_slice(&MAGIC);
-    h[8..12].copy_from_slice(&VERSION.to_le_bytes());
-    h[12] = g.side() as u8;
-    h[13] = g.start_pieces() as u8;
-    h[14] = ph.player as u8;
-    h[15] = ph.opponent as u8;
+    h[0..16].copy_from_slice(&prefix(&MAGIC, VERSION, index.geometry(), index.phase()));
     h[16..24].copy_from_slice(&index.len().to_le_bytes());
     h[24..32].copy_from_slice(&body.to_le_bytes());
     let sum = checksum(&h[..56]);
@@ -213,48 +206,7 @@ fn first_disorder(prev: Option<u64>, keys: &[u64]) -> Option<usize> {
 /// Verify the keys file of the phase of `index` in `dir` (header, length, order, body
 /// checksum); the number of bytes checked.
 pub(super) fn check(dir: &Path, index: &PhaseIndex) -> Result<u64, Error> {
-    // One pass over the bytes: checksum and order together, no key array (`read` builds
-    // one per chunk for its callers; this is what `verify` runs over every keys file).
-    let path = path(dir, index);
-    let (mut f, header) = open_checked(&path, index)?;
-    let mut bytes = vec![0u8; READ_BUF];
-    let mut hasher = Hasher::new();
-    let mut left = 8 * header.count;
-    let mut prev = None::<u64>;
-    let mut at = 0u64;
-    let mut disorder = None::<u64>;
-    while left > 0 {
-        let n = left.min(READ_BUF as u64) as usize;
-        let buf = &mut bytes[..n];
-        f.read_exact(buf).map_err(|e| truncated_or_io(&path, e))?;
-        hasher.update(buf);
-        if disorder.is_none() {
-            let mut last = prev.unwrap_or(0);
-            let first = prev.is_none();
-            for (i, c) in buf.chunks_exact(8).enumerate() {
-                let k = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
-                if k <= last && !(first && i == 0) {
-                    disorder = Some(at + i as u64);
-                    break;
-                }
-                last = k;
-            }
-            prev = Some(last);
-        }
-        at += (n / 8) as u64;
-        left -= n as u64;
-    }
-    let computed = hasher.finish();
-    if computed != header.body_checksum {
-        return Err(corrupt(
-            &path,
-            format!("body checksum mismatch (stored {:#018x}, computed {computed:#018x})", header.body_checksum),
-        ));
-    }
-    if let Some(i) = disorder {
-        return Err(corrupt(&path, format!("key {i} is not greater than key {}", i - 1)));
-    }
-    Ok(file_len(header.count))
+    read(dir, index, |_| {})
 }
 
 /// Compute the keys of the phase of `index` in parallel and hand them to `each` in
