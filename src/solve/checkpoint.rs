@@ -64,12 +64,7 @@ fn io(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
 
 fn header(geom: &Geometry, phase: Phase, count: u64, sum: u64) -> [u8; HEADER_LEN as usize] {
     let mut h = [0u8; HEADER_LEN as usize];
-    h[0..8].copy_from_slice(&MAGIC);
-    h[8..12].copy_from_slice(&VERSION.to_le_bytes());
-    h[12] = geom.side() as u8;
-    h[13] = geom.start_pieces() as u8;
-    h[14] = phase.player as u8;
-    h[15] = phase.opponent as u8;
+    h[0..16].copy_from_slice(&crate::store::file::prefix(&MAGIC, VERSION, geom, phase));
     // 16..24 reserved (zero)
     h[24..32].copy_from_slice(&count.to_le_bytes());
     h[32..40].copy_from_slice(&sum.to_le_bytes());

@@ -47,6 +47,19 @@ pub fn corrupt(path: &Path, reason: impl Into<String>) -> Error {
     Error::Corrupt { path: path.to_path_buf(), reason: reason.into() }
 }
 
+/// The first 16 bytes every ostledb file begins with: 8 magic bytes, the format version
+/// (u32), the board side, the pieces per side at the start, and the phase's `A` and `B`.
+pub fn prefix(magic: &[u8; 8], version: u32, geom: &crate::game::Geometry, phase: crate::game::Phase) -> [u8; 16] {
+    let mut h = [0u8; 16];
+    h[0..8].copy_from_slice(magic);
+    h[8..12].copy_from_slice(&version.to_le_bytes());
+    h[12] = geom.side() as u8;
+    h[13] = geom.start_pieces() as u8;
+    h[14] = phase.player as u8;
+    h[15] = phase.opponent as u8;
+    h
+}
+
 /// Read a little-endian u32 at `at`.
 #[inline]
 pub fn le_u32(b: &[u8], at: usize) -> u32 {

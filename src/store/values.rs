@@ -26,7 +26,7 @@ use rayon::prelude::*;
 use crate::error::Error;
 use crate::game::{Geometry, Phase};
 use crate::solve::retrograde::PhaseValues;
-use crate::store::file::{checksum, corrupt, io, le_u32, le_u64, sync_dir, temp_name};
+use crate::store::file::{checksum, corrupt, io, le_u32, le_u64, prefix, sync_dir, temp_name};
 
 /// The first 8 bytes of a value file.
 pub const MAGIC: [u8; 8] = *b"OSTLEVZB";
@@ -126,12 +126,7 @@ pub fn decode_block(bytes: &[u8], m: usize) -> Option<Vec<u64>> {
 fn header(geom: &Geometry, phase: Phase, s: &Summary, index_at: u64, index_sum: u64) -> [u8; HEADER_LEN] {
     let (count, block, blocks, len) = (s.count, s.block, s.blocks, s.len);
     let mut h = [0u8; HEADER_LEN];
-    h[0..8].copy_from_slice(&MAGIC);
-    h[8..12].copy_from_slice(&VERSION.to_le_bytes());
-    h[12] = geom.side() as u8;
-    h[13] = geom.start_pieces() as u8;
-    h[14] = phase.player as u8;
-    h[15] = phase.opponent as u8;
+    h[0..16].copy_from_slice(&prefix(&MAGIC, VERSION, geom, phase));
     h[16..24].copy_from_slice(&count.to_le_bytes());
     h[24..28].copy_from_slice(&block.to_le_bytes());
     h[28..32].copy_from_slice(&blocks.to_le_bytes());

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::Error;
 use crate::index::PhaseIndex;
-use crate::store::file::{Hasher, checksum, corrupt, io, le_u32, le_u64, write_atomic};
+use crate::store::file::{Hasher, checksum, corrupt, io, le_u32, le_u64, prefix, write_atomic};
 
 use super::mphf::Mphf;
 use super::{Backend, KeyIndex, keyfile};
@@ -70,13 +70,7 @@ pub(super) fn build(dir: &Path, index: &PhaseIndex) -> Result<(), Error> {
     }
     hasher.update(&tail);
     let mut h = [0u8; HEADER_LEN];
-    h[0..8].copy_from_slice(&MAGIC);
-    h[8..12].copy_from_slice(&VERSION.to_le_bytes());
-    let g = index.geometry();
-    h[12] = g.side() as u8;
-    h[13] = g.start_pieces() as u8;
-    h[14] = index.phase().player as u8;
-    h[15] = index.phase().opponent as u8;
+    h[0..16].copy_from_slice(&prefix(&MAGIC, VERSION, index.geometry(), index.phase()));
     h[16..24].copy_from_slice(&n.to_le_bytes());
     h[24..32].copy_from_slice(&m.to_le_bytes());
     h[32..40].copy_from_slice(&hasher.finish().to_le_bytes());
