@@ -1,26 +1,64 @@
-//! `ostledb query`: the value of a board, and of each of its moves, from a solved database.
+//! `ostledb query`: the verdict of a board and of each of its moves, the principal
+//! variation, and many boards per process from stdin.
+
+use std::io::{BufRead, Write};
 
 use clap::Args;
+use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::cli::db::{BackendArgs, open};
-use crate::cli::{BoardArgs, CommonArgs, emit, emit_json};
+use crate::cli::{CommonArgs, emit, emit_json, parse_with_prev};
 use crate::error::Error;
-use crate::game::forbidden::published_node_index;
-use crate::game::moves::{is_immediate_win, moves, transform_move};
-use crate::game::notation::{code_to_base64, format_board, format_move};
-use crate::game::symmetry::canonical;
-use crate::solve::Outcome;
+use crate::store::Database;
+use crate::store::analysis::{Analysis, Step, play_moves};
 
 /// Arguments of `ostledb query`.
 #[derive(Debug, Args)]
-#[command(
-    after_help = "Examples:\n  ostledb query 22220-00000-00300-00000-11110\n  ostledb query 00100-11200-00001-31022-20020 --prev 00000-22200-00102-32011-10010 --json\n\nThe board is seen from the side to move (1). Distances count plies up to and including\nthe capture that ends the game. Solve the database first with `ostledb solve`."
-)]
+#[command(after_help = "\
+Examples:
+  ostledb query 22220-00000-00300-00000-11110
+  ostledb query 00100-11200-00001-31022-20020 --prev 00000-22200-00102-32011-10010 --json
+  ostledb query 22220-00000-00300-00000-11110 --play c1-up,hole-left --line
+  printf '22220-00000-00300-00000-11110\\n' | ostledb query -
+
+The board is seen from the side to move (1); --prev is the board before the opponent's
+last move, seen from the opponent (1 = the opponent's pieces), and decides which move is
+forbidden. Verdicts use the published terms: \"checkmate, wins in one move\", \"player
+wins in N moves\", \"player loses in N moves\", \"draw\", with N in plies up to and
+including the capture that ends the game.
+
+Moves are written SQUARE-DIRECTION or hole-DIRECTION: `c1-up` moves the piece on c1 one
+square up (pushing what is in the way), `hole-left` moves the hole. Columns are a..e from
+the left, rows 1..5 from the bottom row of the board as written (row 1 = the last five
+digits); up is towards the first row written. Directions may be shortened to u, d, l, r.
+
+With `-` as the board, one board per line is read from stdin (`BOARD` or `BOARD,PREV`;
+blank lines and lines starting with # are skipped) and one JSON object is written per
+line, in order. A bad line gives {\"input\": ..., \"error\": ...} and the run goes on; the
+exit code is then 2. A damaged database stops the run with exit code 1.
+
+JSON fields: board, canonical, code, base64, node_index, checkmate, verdict
+(immediate-win | win | loss | draw), plies (null for a draw), text, outcome, and moves[]
+best first, each with move, index, verdict, plies, text, removes (nothing | opponent |
+own), forbidden, best; with --line also line[] (board, verdict, plies, text, move).")]
 pub struct QueryArgs {
-    /// The board and the board before it.
-    #[command(flatten)]
-    pub position: BoardArgs,
+    /// The board (25 digits, `-` ignored), or `-` to read boards from stdin.
+    pub board: String,
+    /// The board before the opponent's last move, seen from the opponent.
+    #[arg(long, value_name = "BOARD")]
+    pub prev: Option<String>,
+    /// Play these moves from the board first (comma separated, e.g. `c1-up,hole-left`),
+    /// and query the position they reach (its forbidden move follows from the last one).
+    #[arg(long, value_name = "MOVES", value_delimiter = ',')]
+    pub play: Vec<String>,
+    /// Also print the principal variation: best moves for both sides, one board per ply,
+    /// to the end of the game (or --max-plies plies of a draw).
+    #[arg(long)]
+    pub line: bool,
+    /// The longest line printed (a draw never ends).
+    #[arg(long, default_value_t = 40, value_name = "N")]
+    pub max_plies: u32,
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -31,88 +69,50 @@ pub struct QueryArgs {
 }
 
 #[derive(Serialize)]
-struct MoveReport {
-    index: usize,
-    r#move: String,
-    outcome: Outcome,
-    text: String,
-    removes: &'static str,
-    forbidden: bool,
-    best: bool,
-}
-
-#[derive(Serialize)]
 struct Report {
-    board: String,
-    canonical: String,
-    code: u64,
-    base64: String,
-    node_index: usize,
-    checkmate: bool,
-    outcome: Outcome,
-    text: String,
-    moves: Vec<MoveReport>,
+    #[serde(flatten)]
+    analysis: Analysis,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line: Option<Vec<Step>>,
 }
 
-/// The published wording of a node's value.
-pub fn published_text(checkmate: bool, o: Outcome) -> String {
-    if checkmate { "checkmate, wins in one move".to_string() } else { o.describe() }
+fn answer(db: &Database, args: &QueryArgs, board: &str, prev: Option<&str>) -> Result<Report, Error> {
+    let g = db.geometry();
+    let (pos, prev) = parse_with_prev(g, board, prev)?;
+    let (pos, prev) = play_moves(g, &pos, prev.as_ref(), &args.play)?;
+    let analysis = db.analyse(&pos, prev.as_ref())?;
+    let line = if args.line { Some(db.line(&pos, prev.as_ref(), args.max_plies)?) } else { None };
+    Ok(Report { analysis, line })
 }
 
 /// Run `ostledb query`.
 pub fn run(args: QueryArgs) -> Result<(), Error> {
     let db = open(&args.common, &args.backend)?;
-    let g = db.geometry().clone();
-    let g = &g;
-    let (pos, prev) = args.position.parse(g)?;
-    let (canon, k) = canonical(g, &pos);
-    let j = prev.map_or(0, |p| published_node_index(g, &canon, &p));
-    let checkmate = is_immediate_win(g, &pos);
-    let outcome = db.probe(&pos, prev.as_ref())?;
-    let forbidden_canon = (j > 0).then(|| moves(g, &canon)[j - 1]);
-    let values = db.moves(&pos)?;
-    let allowed = |mv| forbidden_canon != Some(transform_move(g, k, mv));
-    let best = values.iter().filter(|v| allowed(v.mv)).map(|v| v.outcome).fold(None, |a: Option<Outcome>, o| match a {
-        Some(b) if !o.better_than(b) => Some(b),
-        _ => Some(o),
-    });
-    let moves: Vec<MoveReport> = values
-        .iter()
-        .map(|v| MoveReport {
-            index: v.index,
-            r#move: format_move(g, v.mv),
-            outcome: v.outcome,
-            text: match (v.removes, v.outcome) {
-                ("opponent", Outcome::Win(1)) => "wins at once (captures the opponent's second piece)".to_string(),
-                ("own", Outcome::Loss(1)) => "loses at once (drops its own second piece)".to_string(),
-                _ => v.outcome.describe(),
-            },
-            removes: v.removes,
-            forbidden: !allowed(v.mv),
-            best: allowed(v.mv) && Some(v.outcome) == best,
-        })
-        .collect();
-    let report = Report {
-        board: format_board(g, &pos),
-        canonical: format_board(g, &canon),
-        code: canon.code(),
-        base64: code_to_base64(canon.code()),
-        node_index: j,
-        checkmate,
-        outcome,
-        text: published_text(checkmate, outcome),
-        moves,
-    };
-    if args.json {
-        return emit_json(&report);
+    if args.board == "-" {
+        return run_stdin(&db, &args);
     }
+    let r = answer(&db, &args, &args.board, args.prev.as_deref())?;
+    if args.json {
+        return emit_json(&r);
+    }
+    emit(&render(&r))
+}
+
+fn render(r: &Report) -> String {
+    let a = &r.analysis;
     let mut out = String::new();
-    out.push_str(&format!("board      {}\n", report.board));
-    out.push_str(&format!("canonical  {}  code {} ({})\n", report.canonical, report.code, report.base64));
-    out.push_str(&format!("forbidden  {}\n", if j == 0 { "none".to_string() } else { format!("node index {j}") }));
-    out.push_str(&format!("value      {}\n", report.text));
-    out.push_str("moves (value for the side to move after playing it):\n");
-    for m in &report.moves {
+    out.push_str(&format!("board      {}\n", a.board));
+    out.push_str(&format!("canonical  {}  code {} ({})\n", a.canonical, a.code, a.base64));
+    out.push_str(&format!(
+        "forbidden  {}\n",
+        match a.moves.iter().find(|m| m.forbidden) {
+            Some(m) => format!("{} (node index {})", m.notation, a.node_index),
+            None => "none".to_string(),
+        }
+    ));
+    out.push_str(&format!("verdict    {}\n", a.text));
+    out.push_str("moves, best first (the value for the side to move after playing it):\n");
+    for m in &a.moves {
         let tag = if m.forbidden {
             "  forbidden"
         } else if m.best {
@@ -120,7 +120,93 @@ pub fn run(args: QueryArgs) -> Result<(), Error> {
         } else {
             ""
         };
-        out.push_str(&format!("  {:>2}  {:<11} {}{}\n", m.index, m.r#move, m.text, tag));
+        out.push_str(&format!("  {:<11} {}{}\n", m.notation, m.text, tag));
     }
-    emit(&out)
+    if let Some(line) = &r.line {
+        out.push_str("line (each side plays its first best move):\n");
+        for (i, s) in line.iter().enumerate() {
+            out.push_str(&format!("  {:>3}. {}  {:<11} {}\n", i + 1, s.board, s.mv.notation, s.text));
+        }
+        match line.last() {
+            Some(s) if s.mv.plies == Some(1) => out.push_str(&format!("  game over: {}\n", s.mv.text)),
+            Some(_) => out.push_str(&format!("  ... (stopped after {} plies; --max-plies sets the limit)\n", line.len())),
+            None => out.push_str("  (no move)\n"),
+        }
+    }
+    out
+}
+
+#[derive(Serialize)]
+struct LineOut<'a> {
+    input: &'a str,
+    #[serde(flatten)]
+    report: Report,
+}
+
+#[derive(Serialize)]
+struct LineError<'a> {
+    input: &'a str,
+    error: String,
+}
+
+/// Answer one board per stdin line, a batch at a time in parallel, in order.
+fn run_stdin(db: &Database, args: &QueryArgs) -> Result<(), Error> {
+    const BATCH: usize = 4096;
+    let stdin = std::io::stdin();
+    let mut lines = stdin.lock().lines();
+    let mut failed = false;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    loop {
+        let mut batch = Vec::with_capacity(BATCH);
+        for l in lines.by_ref() {
+            let l = l.map_err(|e| Error::Io { path: "<stdin>".into(), source: e })?;
+            let t = l.trim();
+            if t.is_empty() || t.starts_with('#') {
+                continue;
+            }
+            batch.push(t.to_string());
+            if batch.len() == BATCH {
+                break;
+            }
+        }
+        if batch.is_empty() {
+            break;
+        }
+        let answers: Vec<Result<(String, bool), Error>> = batch
+            .par_iter()
+            .map(|input| {
+                let (board, prev) = match input.split_once(',') {
+                    Some((b, p)) => (b.trim(), Some(p.trim())),
+                    None => (input.as_str(), None),
+                };
+                let (json, bad) = match answer(db, args, board, prev) {
+                    Ok(report) => (serde_json::to_string(&LineOut { input, report }), false),
+                    Err(e) if e.exit_code() == crate::error::EXIT_CORRUPT => return Err(e),
+                    Err(e) => (serde_json::to_string(&LineError { input, error: e.to_string() }), true),
+                };
+                Ok((json.map_err(|e| Error::InvalidArgument(e.to_string()))?, bad))
+            })
+            .collect();
+        for a in answers {
+            let (s, bad) = a?;
+            failed |= bad;
+            let w = out.write_all(s.as_bytes()).and_then(|_| out.write_all(b"\n"));
+            if let Err(e) = w {
+                if e.kind() == std::io::ErrorKind::BrokenPipe {
+                    std::process::exit(0);
+                }
+                return Err(Error::Io { path: "<stdout>".into(), source: e });
+            }
+        }
+    }
+    match out.flush() {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(e) => return Err(Error::Io { path: "<stdout>".into(), source: e }),
+        Ok(()) => {}
+    }
+    if failed {
+        return Err(Error::InvalidArgument("some lines could not be answered (see their \"error\" fields)".into()));
+    }
+    Ok(())
 }

@@ -1,6 +1,8 @@
 //! The result store: a solved database on disk, compressed and index-keyed, with
 //! switchable key -> index lookup backends.
 
+pub mod analysis;
+pub mod cache;
 pub mod db;
 pub mod file;
 pub mod keys;

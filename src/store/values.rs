@@ -19,13 +19,14 @@
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
 use crate::error::Error;
 use crate::game::{Geometry, Phase};
 use crate::solve::retrograde::PhaseValues;
+use crate::store::cache::{BlockCache, DEFAULT_CACHE_BYTES, Decoded};
 use crate::store::file::{checksum, corrupt, io, le_u32, le_u64, prefix, sync_dir, temp_name};
 
 /// The first 8 bytes of a value file.
@@ -247,8 +248,8 @@ pub fn write_values(dir: &Path, geom: &Geometry, values: &PhaseValues, opts: Wri
     )
 }
 
-/// An open value file: header and block index checked, blocks read on demand, the last
-/// block decoded kept.
+/// An open value file: header and block index checked, blocks read on demand and kept
+/// decoded in a [`BlockCache`] (its own, or one shared by a database's files).
 pub struct ValueFile {
     path: PathBuf,
     file: File,
@@ -257,7 +258,9 @@ pub struct ValueFile {
     block: u32,
     bytes: u64,
     entries: Vec<Entry>,
-    cache: Mutex<Option<(u32, Arc<Vec<u64>>)>>,
+    cache: Arc<BlockCache>,
+    /// This file's part of the cache keys (the cache may be shared).
+    cache_id: u64,
 }
 
 impl std::fmt::Debug for ValueFile {
@@ -336,7 +339,17 @@ impl ValueFile {
         if at != index_at {
             return Err(corrupt(&path, "the blocks do not fill the space before the block index"));
         }
-        Ok(ValueFile { path, file, phase, count, block, bytes: len, entries, cache: Mutex::new(None) })
+        Ok(ValueFile {
+            path,
+            file,
+            phase,
+            count,
+            block,
+            bytes: len,
+            entries,
+            cache: Arc::new(BlockCache::new(DEFAULT_CACHE_BYTES)),
+            cache_id: 0,
+        })
     }
 
     /// The phase.
@@ -401,6 +414,17 @@ impl ValueFile {
         decode_block(&raw, m).ok_or_else(|| bad("decoded planes are inconsistent"))
     }
 
+    /// Keep decoded blocks in `cache` (shared with other files), under keys `id << 32 | block`.
+    pub fn use_cache(&mut self, cache: Arc<BlockCache>, id: u32) {
+        self.cache = cache;
+        self.cache_id = (id as u64) << 32;
+    }
+
+    /// The decoded block `b`, from the cache or read, checked and decompressed.
+    pub fn decoded(&self, b: u32) -> Result<Arc<Decoded>, Error> {
+        self.cache.get_or_load(self.cache_id | b as u64, || self.block(b).map(|r| Decoded::from_records(&r)))
+    }
+
     /// The packed record of position `idx` (see `schema/FORMAT.md`).
     pub fn record(&self, idx: u64) -> Result<u64, Error> {
         if idx >= self.count {
@@ -408,16 +432,7 @@ impl ValueFile {
         }
         let b = (idx / self.block as u64) as u32;
         let i = (idx % self.block as u64) as usize;
-        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((cb, recs)) = cache.as_ref() {
-            if *cb == b {
-                return Ok(recs[i]);
-            }
-        }
-        let recs = Arc::new(self.block(b)?);
-        let r = recs[i];
-        *cache = Some((b, recs));
-        Ok(r)
+        Ok(self.decoded(b)?.record(i))
     }
 
     /// Every record, decoded in parallel, in index order, handed to `sink` block by block.

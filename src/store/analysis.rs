@@ -1,0 +1,256 @@
+//! What a person asks of a position: its verdict in the published terms, every move with
+//! its outcome (best first, the forbidden one marked), and the principal variation.
+
+use serde::Serialize;
+
+use crate::error::Error;
+use crate::game::forbidden::{forbidden_move, published_node_index};
+use crate::game::moves::{Move, is_immediate_win, moves, play, transform_move};
+use crate::game::notation::{code_to_base64, format_board, format_move};
+use crate::game::symmetry::canonical;
+use crate::game::{Geometry, Position};
+use crate::solve::outcome::Outcome;
+use crate::store::Database;
+
+/// The verdict of a node in the published terms (OSTLE.md section 4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// The side to move can capture the opponent's second-to-last piece at once
+    /// ("checkmate, wins in one move").
+    ImmediateWin,
+    /// The side to move wins.
+    Win,
+    /// The side to move loses.
+    Loss,
+    /// Neither side can force a win.
+    Draw,
+}
+
+impl Verdict {
+    /// The verdict and ply count (`None` for a draw) of a node's value.
+    pub fn of(checkmate: bool, o: Outcome) -> (Verdict, Option<u32>) {
+        match o {
+            Outcome::Win(n) if checkmate => (Verdict::ImmediateWin, Some(n)),
+            Outcome::Win(n) => (Verdict::Win, Some(n)),
+            Outcome::Loss(n) => (Verdict::Loss, Some(n)),
+            Outcome::Draw => (Verdict::Draw, None),
+        }
+    }
+}
+
+/// The published wording of a node's value.
+pub fn published_text(checkmate: bool, o: Outcome) -> String {
+    if checkmate { "checkmate, wins in one move".to_string() } else { o.describe() }
+}
+
+/// One move of an analysed position.
+#[derive(Clone, Debug, Serialize)]
+pub struct MoveLine {
+    /// The move in readable notation (`c1-up`, `hole-left`).
+    #[serde(rename = "move")]
+    pub notation: String,
+    /// 1-based index in the move list of the board as given.
+    pub index: usize,
+    /// The move itself.
+    #[serde(skip)]
+    pub mv: Move,
+    /// For the side that plays it: win, loss or draw (`immediate-win` is not used for
+    /// moves; a capture that ends the game is a win in 1).
+    pub verdict: Verdict,
+    /// Plies to the end of the game after choosing it, counting this move (`None` for a draw).
+    pub plies: Option<u32>,
+    /// Its value for the mover.
+    pub outcome: Outcome,
+    /// The value in words.
+    pub text: String,
+    /// What it removes: "nothing", "opponent" or "own".
+    pub removes: &'static str,
+    /// This is the forbidden move (it would undo the opponent's last move).
+    pub forbidden: bool,
+    /// Among the best allowed moves.
+    pub best: bool,
+}
+
+/// A position as `ostledb query` shows it.
+#[derive(Clone, Debug, Serialize)]
+pub struct Analysis {
+    /// The board as given.
+    pub board: String,
+    /// Its canonical form.
+    pub canonical: String,
+    /// The canonical 55-bit code.
+    pub code: u64,
+    /// That code in the published base 64.
+    pub base64: String,
+    /// The published node index (0: nothing forbidden).
+    pub node_index: usize,
+    /// An immediate-win ("checkmate") position.
+    pub checkmate: bool,
+    /// The node's verdict.
+    pub verdict: Verdict,
+    /// Plies to the end of the game (`None` for a draw).
+    pub plies: Option<u32>,
+    /// The node's value.
+    pub outcome: Outcome,
+    /// The value in the published words.
+    pub text: String,
+    /// Every legal move, best first (ties in move-list order); the forbidden one is
+    /// listed in its place with `forbidden` set.
+    pub moves: Vec<MoveLine>,
+    /// The position.
+    #[serde(skip)]
+    pub position: Position,
+}
+
+impl Analysis {
+    /// The first best allowed move (`None` when there is no allowed move).
+    pub fn best_move(&self) -> Option<&MoveLine> {
+        self.moves.iter().find(|m| m.best)
+    }
+}
+
+fn move_text(removes: &str, o: Outcome) -> String {
+    match (removes, o) {
+        ("opponent", Outcome::Win(1)) => "wins at once (captures the opponent's second piece)".to_string(),
+        ("own", Outcome::Loss(1)) => "loses at once (drops its own second piece)".to_string(),
+        _ => o.describe(),
+    }
+}
+
+impl Database {
+    /// The verdict of `board` (with `prev`, the board before the opponent's last move
+    /// seen from the opponent, which decides the forbidden move) and of every move.
+    pub fn analyse(&self, board: &Position, prev: Option<&Position>) -> Result<Analysis, Error> {
+        let g = self.geometry();
+        let value = self.probe(board, prev)?;
+        let (canon, k) = canonical(g, board);
+        let j = prev.map_or(0, |p| published_node_index(g, &canon, p));
+        let forbidden_canon = (j > 0).then(|| moves(g, &canon)[j - 1]);
+        let checkmate = is_immediate_win(g, board);
+        let allowed = |mv| forbidden_canon != Some(transform_move(g, k, mv));
+        let mut list: Vec<MoveLine> = self
+            .moves(board)?
+            .into_iter()
+            .map(|v| {
+                let (verdict, plies) = Verdict::of(false, v.outcome);
+                MoveLine {
+                    notation: format_move(g, v.mv),
+                    index: v.index,
+                    mv: v.mv,
+                    verdict,
+                    plies,
+                    outcome: v.outcome,
+                    text: move_text(v.removes, v.outcome),
+                    removes: v.removes,
+                    forbidden: !allowed(v.mv),
+                    best: false,
+                }
+            })
+            .collect();
+        // Best first: a stable sort keeps move-list order among equal values.
+        list.sort_by(|a, b| {
+            if a.outcome.better_than(b.outcome) {
+                std::cmp::Ordering::Less
+            } else if b.outcome.better_than(a.outcome) {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        });
+        let best = list.iter().find(|m| !m.forbidden).map(|m| m.outcome);
+        for m in &mut list {
+            m.best = !m.forbidden && Some(m.outcome) == best;
+        }
+        let (verdict, plies) = Verdict::of(checkmate, value);
+        Ok(Analysis {
+            board: format_board(g, board),
+            canonical: format_board(g, &canon),
+            code: canon.code(),
+            base64: code_to_base64(canon.code()),
+            node_index: j,
+            checkmate,
+            verdict,
+            plies,
+            outcome: value,
+            text: published_text(checkmate, value),
+            moves: list,
+            position: *board,
+        })
+    }
+
+    /// The principal variation from `board`: each side plays its first best allowed
+    /// move, until the game ends (a decided node) or for `max_plies` plies (a draw, or
+    /// a cap). Each step is the position before the move and the move's line.
+    pub fn line(&self, board: &Position, prev: Option<&Position>, max_plies: u32) -> Result<Vec<Step>, Error> {
+        let g = self.geometry();
+        let mut pos = *board;
+        let mut prev = prev.copied();
+        let mut steps = Vec::new();
+        while steps.len() < max_plies as usize {
+            let a = self.analyse(&pos, prev.as_ref())?;
+            let Some(m) = a.best_move().cloned() else { break };
+            let r = play(g, &pos, m.mv).expect("listed moves are legal");
+            let ends = r.child.player.count_ones() < g.min_pieces() || r.child.opponent.count_ones() < g.min_pieces();
+            steps.push(Step { board: a.board.clone(), verdict: a.verdict, plies: a.plies, text: a.text.clone(), mv: m });
+            if ends {
+                break;
+            }
+            prev = Some(pos);
+            pos = r.child;
+        }
+        Ok(steps)
+    }
+}
+
+/// One ply of a principal variation.
+#[derive(Clone, Debug, Serialize)]
+pub struct Step {
+    /// The board before the move, seen from the side to move.
+    pub board: String,
+    /// Its verdict.
+    pub verdict: Verdict,
+    /// Plies to the end (`None` for a draw).
+    pub plies: Option<u32>,
+    /// The verdict in words.
+    pub text: String,
+    /// The move played.
+    #[serde(rename = "move")]
+    pub mv: MoveLine,
+}
+
+/// Play readable moves (`c1-up,hole-left`) from `board`, each by the side to move then,
+/// refusing an illegal move, the forbidden move and moves after the game has ended.
+/// Returns the final board and the board before it (for its forbidden move).
+pub fn play_moves(
+    g: &Geometry,
+    board: &Position,
+    prev: Option<&Position>,
+    list: &[String],
+) -> Result<(Position, Option<Position>), Error> {
+    let mut pos = *board;
+    let mut prev = prev.copied();
+    for (n, text) in list.iter().enumerate() {
+        let at = |why: String| Error::InvalidArgument(format!("move {} `{text}`: {why}", n + 1));
+        let mv = crate::game::notation::parse_move(g, text)?;
+        if !moves(g, &pos).iter().any(|m| *m == mv) {
+            let legal: Vec<String> = moves(g, &pos).iter().map(|m| format_move(g, *m)).collect();
+            return Err(at(format!("not a move of {}; its moves are {}", format_board(g, &pos), legal.join(", "))));
+        }
+        if let Some(p) = prev
+            && forbidden_move(g, &pos, &p)? == Some(mv)
+        {
+            return Err(at("forbidden: it would undo the opponent's last move".into()));
+        }
+        let r = play(g, &pos, mv).expect("listed moves are legal");
+        if r.child.player.count_ones() < g.min_pieces() || r.child.opponent.count_ones() < g.min_pieces() {
+            if n + 1 < list.len() {
+                return Err(at("it ends the game, so no move can follow it".into()));
+            }
+            return Err(at("it ends the game; there is no position after it to query".into()));
+        }
+        prev = Some(pos);
+        pos = r.child;
+    }
+    Ok((pos, prev))
+}
