@@ -305,6 +305,32 @@ fn solve_query_stats_verify_and_corruption_on_phase_4_4() {
     let moves = q["moves"].as_array().unwrap();
     assert_eq!(moves.len(), 20);
     assert!(moves.iter().any(|m| m["best"] == true && m["outcome"] == q["outcome"]), "{q}");
+    assert!(q["verdict"] == "draw" && q["plies"].is_null() && q["moves"][0]["best"] == true, "{q}");
+    // Many boards per process: one JSON line per input line, in order; a bad line gets
+    // an error object, the others are answered, and the exit code says one failed.
+    let input = "22220-00000-00300-00000-11110\n# a comment\n\n22220-00000-00300-00000-1111x\n11110-00300-00000-00000-22220,22220-00000-00300-00000-11110\n";
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ostledb"))
+        .args(["query", "--db", db, "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), input.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let lines: Vec<Value> =
+        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[0]["verdict"], q["verdict"]);
+    assert!(lines[1]["error"].as_str().unwrap().contains("character 29"), "{}", lines[1]);
+    assert_eq!(lines[2]["node_index"], 17, "hole-down is forbidden after hole-up");
+    assert_eq!(lines[2]["moves"].as_array().unwrap().iter().filter(|m| m["forbidden"] == true).count(), 1);
+    // A decided line ends with the capture its verdict promises.
+    let l =
+        json_stdout(&["query", "--db", db, "22220-00000-00300-00000-11110", "--play", "c1-right", "--line", "--json"]);
+    let plies = l["plies"].as_u64().unwrap();
+    assert_eq!(l["line"].as_array().unwrap().len() as u64, plies, "{l}");
     // A (5,5) board is outside a max-pieces-8 database: a clear error, not a panic.
     let out = ostledb(&["query", "--db", db, "00100-11200-00001-31022-20020"]);
     let err = String::from_utf8_lossy(&out.stderr);

@@ -129,7 +129,9 @@ fn render(r: &Report) -> String {
         }
         match line.last() {
             Some(s) if s.mv.plies == Some(1) => out.push_str(&format!("  game over: {}\n", s.mv.text)),
-            Some(_) => out.push_str(&format!("  ... (stopped after {} plies; --max-plies sets the limit)\n", line.len())),
+            Some(_) => {
+                out.push_str(&format!("  ... (stopped after {} plies; --max-plies sets the limit)\n", line.len()))
+            }
             None => out.push_str("  (no move)\n"),
         }
     }

@@ -192,7 +192,13 @@ impl Database {
             let Some(m) = a.best_move().cloned() else { break };
             let r = play(g, &pos, m.mv).expect("listed moves are legal");
             let ends = r.child.player.count_ones() < g.min_pieces() || r.child.opponent.count_ones() < g.min_pieces();
-            steps.push(Step { board: a.board.clone(), verdict: a.verdict, plies: a.plies, text: a.text.clone(), mv: m });
+            steps.push(Step {
+                board: a.board.clone(),
+                verdict: a.verdict,
+                plies: a.plies,
+                text: a.text.clone(),
+                mv: m,
+            });
             if ends {
                 break;
             }

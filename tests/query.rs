@@ -1,0 +1,161 @@
+//! What `query` shows, checked on small boards against the in-memory solution: verdicts,
+//! moves best first with the forbidden one marked, principal variations that end as the
+//! verdict says, and moves typed in the readable notation.
+
+use std::path::PathBuf;
+
+use ostledb::game::Geometry;
+use ostledb::game::moves::{Unmove, moves, play, unmoves};
+use ostledb::game::notation::{format_board, format_move};
+use ostledb::game::symmetry::{canonical, canonical_code};
+use ostledb::solve::query::move_values;
+use ostledb::solve::retrograde::{solve, solve_into};
+use ostledb::solve::{Outcome, SolveOptions};
+use ostledb::store::Database;
+use ostledb::store::analysis::{Verdict, play_moves};
+use ostledb::store::pack::{PackOptions, pack};
+use ostledb::store::values::WriteOptions;
+
+fn build(geom: &Geometry, name: &str, max: u32) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ostledb-query-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let opts = SolveOptions { dir: Some(dir.clone()), ..SolveOptions::default() };
+    solve_into(geom, max, &opts, |_| Ok(())).expect("solve");
+    let p = PackOptions { values: WriteOptions { block: 512, level: 3 }, ..PackOptions::default() };
+    pack(&dir, geom, max, &p, |_| {}).expect("pack");
+    dir
+}
+
+/// Every position of the 3x3 board (and a sample of the 4x4 one) with no previous board
+/// and with each of its predecessors: the verdict is the solution's node value, the
+/// moves are the solution's move values sorted best first, exactly one move is marked
+/// forbidden when a previous move can be undone up to symmetry, it reaches an image of
+/// the previous board, and the best moves are the allowed ones with the node's value.
+#[test]
+fn analysis_agrees_with_the_solution_for_every_node() {
+    for (g, max, every) in [(Geometry::new(3, 3).unwrap(), 6, 1u64), (Geometry::new(4, 3).unwrap(), 6, 41)] {
+        let dir = build(&g, &format!("an{}", g.side()), max);
+        let db = Database::open(&dir).unwrap();
+        let sol = solve(&g, max, &SolveOptions::default()).unwrap();
+        let (mut nodes, mut with_forbidden) = (0u64, 0u64);
+        for p in sol.index().phases() {
+            for i in (0..p.len()).step_by(every as usize) {
+                let pos = p.position_at(i).transformed(&g, (i % 8) as usize);
+                let mut preds: Vec<Option<Unmove>> = vec![None];
+                unmoves(&g, &pos, |u| preds.push(Some(u)));
+                for u in preds {
+                    let prev = u.as_ref().map(|u| u.pred);
+                    let a = db.analyse(&pos, prev.as_ref()).unwrap();
+                    nodes += 1;
+                    let (c, _) = canonical(&g, &pos);
+                    let want = sol.node(&c, a.node_index);
+                    assert_eq!(a.outcome, want, "{}", format_board(&g, &pos));
+                    let (v, plies) = Verdict::of(a.checkmate, want);
+                    assert_eq!((a.verdict, a.plies), (v, plies));
+                    // The same moves and values as the solution, best first.
+                    let mut expect = move_values(&g, &mut &sol, &pos).unwrap();
+                    assert_eq!(a.moves.len(), expect.len());
+                    for w in a.moves.windows(2) {
+                        assert!(!w[1].outcome.better_than(w[0].outcome), "not best first");
+                    }
+                    for m in &a.moves {
+                        let k = expect.iter().position(|e| e.index == m.index).expect("a listed move");
+                        let e = expect.swap_remove(k);
+                        assert_eq!((e.mv, e.outcome), (m.mv, m.outcome));
+                        assert_eq!(m.notation, format_move(&g, m.mv));
+                    }
+                    let forbidden: Vec<_> = a.moves.iter().filter(|m| m.forbidden).collect();
+                    assert_eq!(forbidden.len(), usize::from(a.node_index > 0));
+                    if let (Some(f), Some(prev)) = (forbidden.first(), prev) {
+                        with_forbidden += 1;
+                        let child = play(&g, &pos, f.mv).unwrap().child;
+                        assert_eq!(
+                            canonical_code(&g, &child),
+                            canonical_code(&g, &prev),
+                            "forbidden move reaches prev"
+                        );
+                    }
+                    if u.as_ref().is_some_and(|u| u.undo.is_some()) {
+                        assert!(a.node_index > 0, "an exact undo is always forbidden");
+                    }
+                    let best_allowed = a.moves.iter().find(|m| !m.forbidden).map(|m| m.outcome);
+                    assert_eq!(best_allowed.unwrap_or(Outcome::Loss(0)), want, "the node value is its best move");
+                    for m in &a.moves {
+                        assert_eq!(m.best, !m.forbidden && Some(m.outcome) == best_allowed);
+                    }
+                }
+            }
+        }
+        assert!(nodes > 1000 && with_forbidden > 100, "{nodes} nodes, {with_forbidden} with a forbidden move");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// A decided node's line has exactly as many plies as its verdict says, alternates win
+/// and loss with distances falling by one, and ends with a move that ends the game; a
+/// draw's line stays drawn for the plies asked.
+#[test]
+fn lines_end_as_the_verdict_says() {
+    let g = Geometry::new(3, 3).unwrap();
+    let dir = build(&g, "line", 6);
+    let db = Database::open(&dir).unwrap();
+    let (mut decided, mut draws) = (0, 0);
+    for p in db.index().phases().to_vec() {
+        for i in (0..p.len()).step_by(3) {
+            let pos = p.position_at(i);
+            let a = db.analyse(&pos, None).unwrap();
+            let line = db.line(&pos, None, 500).unwrap();
+            match a.plies {
+                Some(n) if !a.moves.is_empty() => {
+                    decided += 1;
+                    assert_eq!(line.len() as u32, n, "{}", a.board);
+                    for (k, s) in line.iter().enumerate() {
+                        assert_eq!(s.plies, Some(n - k as u32));
+                        let wins = (n - k as u32) % 2 == n % 2;
+                        assert_eq!(
+                            matches!(s.verdict, Verdict::Win | Verdict::ImmediateWin),
+                            wins == a.outcome.better_than(Outcome::Draw)
+                        );
+                    }
+                    assert_eq!(line.last().unwrap().mv.plies, Some(1), "the last move ends the game");
+                }
+                Some(_) => assert!(line.is_empty()),
+                None => {
+                    draws += 1;
+                    let short = db.line(&pos, None, 12).unwrap();
+                    assert_eq!(short.len(), 12);
+                    assert!(short.iter().all(|s| s.verdict == Verdict::Draw && s.mv.outcome == Outcome::Draw));
+                }
+            }
+        }
+    }
+    assert!(decided > 100 && draws > 10, "{decided} decided, {draws} drawn");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Moves typed in the notation: legal ones are played in turn (the next position's
+/// forbidden move follows from the last one); an illegal move, the forbidden move and a
+/// move after the game has ended are refused with the reason.
+#[test]
+fn played_moves_follow_the_rules() {
+    let g = Geometry::standard();
+    let start = ostledb::game::notation::parse_board(g, "22220-00000-00300-00000-11110").unwrap();
+    let (pos, prev) = play_moves(g, &start, None, &["hole-up".into()]).unwrap();
+    assert_eq!(format_board(g, &pos), "11110-00300-00000-00000-22220");
+    assert_eq!(prev, Some(start));
+    let err = play_moves(g, &start, None, &["hole-up".into(), "hole-down".into()]).unwrap_err().to_string();
+    assert!(err.contains("move 2 `hole-down`") && err.contains("forbidden"), "{err}");
+    let err = play_moves(g, &start, None, &["e1-up".into()]).unwrap_err().to_string();
+    assert!(err.contains("not a move of") && err.contains("a1-up"), "{err}");
+    let err = play_moves(g, &start, None, &["c1-sideways".into()]).unwrap_err().to_string();
+    assert!(err.contains("direction"), "{err}");
+    // Dropping the own second-to-last piece ends the game.
+    let err = play_moves(g, &start, None, &["a1-down".into()]).unwrap_err().to_string();
+    assert!(err.contains("ends the game"), "{err}");
+    // Every legal move of the start, in notation, is accepted.
+    for m in moves(g, &start).iter() {
+        let r = play(g, &start, *m).unwrap();
+        let ends = r.child.player.count_ones() < 4 || r.child.opponent.count_ones() < 4;
+        assert_eq!(play_moves(g, &start, None, &[format_move(g, *m)]).is_ok(), !ends);
+    }
+}
