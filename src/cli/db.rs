@@ -4,9 +4,9 @@ use clap::Args;
 
 use crate::cli::CommonArgs;
 use crate::error::Error;
-use crate::store::{Backend, Database};
+use crate::store::{Backend, Database, OpenOptions};
 
-/// The lookup backend option of the subcommands that read a database.
+/// The lookup backend and cache options of the subcommands that read a database.
 #[derive(Debug, Clone, Args)]
 pub struct BackendArgs {
     /// Key -> index lookup backend (default: the database's first): rank, sorted,
@@ -14,9 +14,13 @@ pub struct BackendArgs {
     /// its key index (`ostledb index --backend NAME` adds one).
     #[arg(long, value_name = "NAME")]
     pub backend: Option<Backend>,
+    /// Megabytes of decoded value blocks kept in memory (about 0.2 MB per block of
+    /// 65,536 positions; all of phase (4,4) takes about 500).
+    #[arg(long, default_value_t = 512, value_name = "MB")]
+    pub cache_mb: usize,
 }
 
 /// Open the database the common arguments name.
 pub fn open(common: &CommonArgs, backend: &BackendArgs) -> Result<Database, Error> {
-    Database::open_with(&common.db, backend.backend)
+    Database::open_opts(&common.db, &OpenOptions { backend: backend.backend, cache_bytes: backend.cache_mb << 20 })
 }

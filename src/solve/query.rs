@@ -87,21 +87,23 @@ pub fn move_values(geom: &Geometry, src: &mut impl Records, pos: &Position) -> R
             Removal::Opponent if r.child.player.count_ones() == losing => (Outcome::Win(1), "opponent"),
             Removal::Own if r.child.opponent.count_ones() == losing => (Outcome::Loss(1), "own"),
             Removal::Opponent | Removal::Own => {
-                let (c, _) = canonical(geom, &r.child);
-                let v = position_value(geom, src, &c, 0)?;
+                let v = position_value(geom, src, &r.child, 0)?;
                 (v.parent(), if r.removal == Removal::Own { "own" } else { "opponent" })
             }
             Removal::None => {
-                let (c, k) = canonical(geom, &r.child);
-                let (ph, idx) = src.locate(&c)?;
-                let rec = src.record(ph, idx)?;
-                let v = if is_immediate_win(geom, &c) {
+                // Immediate wins need no record; only a child with a special move needs
+                // its canonical form (to find its forbidden index), the rest is located
+                // as played.
+                let v = if is_immediate_win(geom, &r.child) {
                     Outcome::Win(1)
                 } else {
+                    let (ph, idx) = src.locate(&r.child)?;
+                    let rec = src.record(ph, idx)?;
                     match rec.special {
                         None => rec.base,
                         Some(_) => {
                             // The child's forbidden index: its first move back to an image of `pos`.
+                            let (c, k) = canonical(geom, &r.child);
                             let back = pos.transformed(geom, k);
                             let j = ChildTable::new(geom, &c).node_index_of_pred(geom, &back, None);
                             node_value(&rec, j)

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 /// The cache budget a database uses unless told otherwise.
-pub const DEFAULT_CACHE_BYTES: usize = 256 << 20;
+pub const DEFAULT_CACHE_BYTES: usize = 512 << 20;
 
 /// One decoded block.
 #[derive(Debug, Default)]

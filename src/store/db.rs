@@ -18,6 +18,7 @@ use crate::index::GameIndex;
 use crate::solve::outcome::Outcome;
 use crate::solve::query::{MoveValue, Records, move_values, position_value, unpack};
 use crate::solve::retrograde::Record;
+use crate::store::cache::{BlockCache, DEFAULT_CACHE_BYTES};
 use crate::store::keys::{self, Backend, KeyIndex};
 use crate::store::meta::{self, Meta};
 use crate::store::values::ValueFile;
@@ -36,6 +37,23 @@ pub struct Database {
     index: GameIndex,
     backend: Backend,
     slots: HashMap<Phase, Slot>,
+    cache: Arc<BlockCache>,
+}
+
+/// How to open a database.
+#[derive(Clone, Debug)]
+pub struct OpenOptions {
+    /// The key -> index lookup backend (`None`: the database's first).
+    pub backend: Option<Backend>,
+    /// Bytes of decoded value blocks kept in memory (shared by all phases; the least
+    /// recently used block goes first). A block of 65,536 positions takes about 0.2 MB.
+    pub cache_bytes: usize,
+}
+
+impl Default for OpenOptions {
+    fn default() -> OpenOptions {
+        OpenOptions { backend: None, cache_bytes: DEFAULT_CACHE_BYTES }
+    }
 }
 
 impl std::fmt::Debug for Database {
@@ -62,6 +80,13 @@ impl Database {
     /// Open the database at `dir`, looking keys up with `backend` (default: the
     /// database's first). The backend must be compiled in and its files present.
     pub fn open_with(dir: impl AsRef<Path>, backend: Option<Backend>) -> Result<Database, Error> {
+        Database::open_opts(dir, &OpenOptions { backend, ..OpenOptions::default() })
+    }
+
+    /// Open the database at `dir` as `opts` say.
+    pub fn open_opts(dir: impl AsRef<Path>, opts: &OpenOptions) -> Result<Database, Error> {
+        let backend = opts.backend;
+        let cache = Arc::new(BlockCache::new(opts.cache_bytes));
         let dir = dir.as_ref().to_path_buf();
         let meta = match meta::read(&dir)? {
             Some(m) => m,
@@ -95,7 +120,8 @@ impl Database {
             if (m.player as u32, m.opponent as u32) != (ph.player, ph.opponent) || m.positions != p.len() {
                 return Err(crate::store::file::corrupt(&mpath, format!("phase {ph}: listed wrongly")));
             }
-            let values = ValueFile::open(&dir, &geom, ph, p.len())?;
+            let mut values = ValueFile::open(&dir, &geom, ph, p.len())?;
+            values.use_cache(cache.clone(), slots.len() as u32);
             if values.file_len() != m.value_bytes {
                 return Err(crate::store::file::corrupt(
                     values.path(),
@@ -104,7 +130,7 @@ impl Database {
             }
             slots.insert(ph, Slot { values, keys: OnceLock::new() });
         }
-        Ok(Database { dir, geom, meta, index, backend, slots })
+        Ok(Database { dir, geom, meta, index, backend, slots, cache })
     }
 
     /// The database directory.
@@ -125,6 +151,11 @@ impl Database {
     /// Every phase with at most this many pieces is present.
     pub fn max_pieces(&self) -> u32 {
         self.meta.max_pieces as u32
+    }
+
+    /// The cache of decoded value blocks.
+    pub fn cache(&self) -> &BlockCache {
+        &self.cache
     }
 
     /// The lookup backend in use.
@@ -167,6 +198,13 @@ impl Database {
         pos.validate(&self.geom)?;
         let ph = pos.phase();
         let (c, _) = canonical(&self.geom, pos);
+        if self.backend == Backend::Rank {
+            // The position is live and canonical: rank it directly (the backend would
+            // decode and canonicalise the code again to check it).
+            self.slot(ph)?;
+            let p = self.index.phase(ph).expect("a phase with a slot is in the index");
+            return Ok((ph, p.index_of(&c)));
+        }
         let code = c.code();
         match self.keys(ph)?.index_of(code)? {
             // mmap and sled read their keys lazily, so a damaged key file is not caught

@@ -6,11 +6,12 @@ pub mod cache;
 pub mod db;
 pub mod file;
 pub mod keys;
+pub mod latency;
 pub mod meta;
 pub mod pack;
 pub mod values;
 
-pub use db::Database;
+pub use db::{Database, OpenOptions};
 pub use keys::Backend;
 
 use std::path::Path;
