@@ -26,7 +26,7 @@ pub enum ConventionArg {
 /// Arguments of `ostledb bfs`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  ostledb bfs\n  ostledb bfs --strict --max-depth 6 --json\n  ostledb bfs --max-depth 6 --board 22222-00000-00300-00000-11111\n\nDepth 0 is the initial position. A node is (canonical position, forbidden move);\nthe published layers are 1, 9, 102, 954, 6329, 33052, 147620, 556811, 1863530, ...\n(strict: 1, 9, 99, 932, 6319, ...); the default reproduces them (checked to depth 13)."
+    after_help = "Examples:\n  ostledb bfs\n  ostledb bfs --strict --max-depth 6 --json\n  ostledb bfs --max-depth 6 --board 22222-00000-00300-00000-11111\n\nWith --store, the depths are kept in --db for `query` and `export`.\n\nDepth 0 is the initial position. A node is (canonical position, forbidden move);\nthe published layers are 1, 9, 102, 954, 6329, 33052, 147620, 556811, 1863530, ...\n(strict: 1, 9, 99, 932, 6319, ...); the default reproduces them (checked to depth 13)."
 )]
 pub struct BfsArgs {
     /// Which moves expand a node: `published` plays all moves of the position (the
@@ -58,6 +58,11 @@ pub struct BfsArgs {
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Store every node's depth in the database directory (`--db`), as
+    /// `bfs-published.zst` or `bfs-strict.zst`: `query` then shows each node's distance
+    /// from the start and `export` writes the BFS files.
+    #[arg(long)]
+    pub store: bool,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -100,6 +105,15 @@ pub fn run(args: BfsArgs) -> Result<(), Error> {
     let reporter = CliReporter::new(args.common.quiet);
     let report =
         bfs_layers_with(g, convention, !args.no_checkmate_expansion, args.max_depth, args.max_nodes, &reporter);
+    let stored = if args.store {
+        let layers: Vec<&[u64]> = (0..=report.nodes.max_depth()).filter_map(|d| report.nodes.layer(d)).collect();
+        let complete = matches!(report.stop, Stop::Exhausted);
+        let len =
+            crate::store::bfs::write(&args.common.db, g, convention, !args.no_checkmate_expansion, complete, &layers)?;
+        Some((args.common.db.join(crate::store::bfs::file_name(convention)), len))
+    } else {
+        None
+    };
     let query = query_node.map(|(pos, key)| {
         let canon = Position::from_code(key_code(key));
         Query {
@@ -156,6 +170,15 @@ pub fn run(args: BfsArgs) -> Result<(), Error> {
         out.push_str(&format!(
             "{} -> canonical {} ({}), node index {}: {depth}\n",
             q.board, q.canonical, q.base64, q.node_index
+        ));
+    }
+    if let Some((path, len)) = &stored {
+        out.push_str(&format!(
+            "stored {} nodes in {} ({} bytes, {:.2} bits/node)\n",
+            thousands(report.total_nodes),
+            path.display(),
+            thousands(*len),
+            8.0 * *len as f64 / report.total_nodes.max(1) as f64
         ));
     }
     out.push_str(&format!("{:.1} s\n", t.elapsed().as_secs_f64()));

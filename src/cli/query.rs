@@ -41,7 +41,8 @@ exit code is then 2. A damaged database stops the run with exit code 1.
 JSON fields: board, canonical, code, base64, node_index, checkmate, verdict
 (immediate-win | win | loss | draw), plies (null for a draw), text, outcome, and moves[]
 best first, each with move, index, verdict, plies, text, removes (nothing | opponent |
-own), forbidden, best; with --line also line[] (board, verdict, plies, text, move).")]
+own), forbidden, best; from_start (depth, searched_to, complete, convention) when a BFS
+is stored with the database; with --line also line[] (board, verdict, plies, text, move).")]
 pub struct QueryArgs {
     /// The board (25 digits, `-` ignored), or `-` to read boards from stdin.
     pub board: String,
@@ -111,6 +112,17 @@ fn render(r: &Report) -> String {
         }
     ));
     out.push_str(&format!("verdict    {}\n", a.text));
+    match &a.from_start {
+        Some(f) => out.push_str(&format!(
+            "from start {}\n",
+            match f.depth {
+                Some(d) => format!("{d} plies ({} BFS)", f.convention),
+                None if f.complete => "unreachable from the initial position".to_string(),
+                None => format!("more than {} plies (the stored BFS ends there)", f.searched_to),
+            }
+        )),
+        None => out.push_str("from start not stored (`ostledb bfs --store` adds it)\n"),
+    }
     out.push_str("moves, best first (the value for the side to move after playing it):\n");
     for m in &a.moves {
         let tag = if m.forbidden {

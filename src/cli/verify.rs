@@ -8,15 +8,17 @@ use clap::Args;
 use crate::cli::progress::CliReporter;
 use crate::cli::{CommonArgs, emit, emit_json, thousands};
 use crate::error::Error;
+use crate::solve::bfs::Convention;
 use crate::solve::progress::Reporter;
 use crate::solve::verify::{GroupValues, VerifyReport, verify_phase};
+use crate::store::bfs::BfsFile;
 use crate::store::keys::{self, Backend};
 use crate::store::{Database, meta};
 
 /// Arguments of `ostledb verify`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Without --deep: the metadata, the header and block index of every value file, every\nvalue block's checksum and every key index file's checksums are recomputed; the first\nbad block is named with its file and byte range.\n\nWith --deep, then: for every position, each move's child node is looked up and the\nstored value must be the minimax of the children, with exact distances; a stored\nspecial move must be the unique best move, and a unique best move that is not stored\nmust be one no predecessor forbids. One phase group is held at a time (its records, 8\nbytes per position, and the base values of the group below, 2 bytes): about 14.5 GB\nfor (5,5). On 2 cores, (4,4) takes about 1 minute.\n\nExit codes: 0 all good; 1 the database is corrupt or wrong; 2 verify could not run\n(no database, bad arguments, I/O error)."
+    after_help = "Without --deep: the metadata, the header and block index of every value file, every\nvalue block's checksum, every key index file's checksums and those of a stored BFS are\nrecomputed; the first\nbad block is named with its file and byte range.\n\nWith --deep, then: for every position, each move's child node is looked up and the\nstored value must be the minimax of the children, with exact distances; a stored\nspecial move must be the unique best move, and a unique best move that is not stored\nmust be one no predecessor forbids. One phase group is held at a time (its records, 8\nbytes per position, and the base values of the group below, 2 bytes): about 14.5 GB\nfor (5,5). On 2 cores, (4,4) takes about 1 minute.\n\nExit codes: 0 all good; 1 the database is corrupt or wrong; 2 verify could not run\n(no database, bad arguments, I/O error)."
 )]
 pub struct VerifyArgs {
     /// Also re-derive every stored value from its children's stored values.
@@ -64,6 +66,11 @@ pub fn run(args: VerifyArgs) -> Result<(), Error> {
             if n > 0 {
                 files.push(FileCheck { file: format!("{} key index ({})", name, p.phase()), bytes: n });
             }
+        }
+    }
+    for c in [Convention::Published, Convention::Strict] {
+        if let Some(b) = BfsFile::open(&args.common.db, &g, c)? {
+            files.push(FileCheck { file: b.path().display().to_string(), bytes: b.check()? });
         }
     }
     let secs = t.elapsed().as_secs_f64();

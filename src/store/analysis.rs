@@ -95,12 +95,29 @@ pub struct Analysis {
     pub outcome: Outcome,
     /// The value in the published words.
     pub text: String,
+    /// The fewest plies from the initial position to this node, when a breadth-first
+    /// search is stored with the database (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from_start: Option<FromStart>,
     /// Every legal move, best first (ties in move-list order); the forbidden one is
     /// listed in its place with `forbidden` set.
     pub moves: Vec<MoveLine>,
     /// The position.
     #[serde(skip)]
     pub position: Position,
+}
+
+/// A node's distance from the initial position, from a stored breadth-first search.
+#[derive(Clone, Debug, Serialize)]
+pub struct FromStart {
+    /// The plies (`None`: not reached within the stored depths).
+    pub depth: Option<u32>,
+    /// The deepest stored depth.
+    pub searched_to: u32,
+    /// The search found every reachable node (so `None` means unreachable).
+    pub complete: bool,
+    /// The expansion convention (`published`).
+    pub convention: &'static str,
 }
 
 impl Analysis {
@@ -163,7 +180,17 @@ impl Database {
             m.best = !m.forbidden && Some(m.outcome) == best;
         }
         let (verdict, plies) = Verdict::of(checkmate, value);
+        let from_start = match self.bfs()? {
+            Some(b) => Some(FromStart {
+                depth: b.depth_of_key(crate::solve::bfs::node_key(canon.code(), j))?,
+                searched_to: b.max_depth().unwrap_or(0),
+                complete: b.summary().complete,
+                convention: b.summary().convention,
+            }),
+            None => None,
+        };
         Ok(Analysis {
+            from_start,
             board: format_board(g, board),
             canonical: format_board(g, &canon),
             code: canon.code(),
@@ -239,7 +266,7 @@ pub fn play_moves(
     for (n, text) in list.iter().enumerate() {
         let at = |why: String| Error::InvalidArgument(format!("move {} `{text}`: {why}", n + 1));
         let mv = crate::game::notation::parse_move(g, text)?;
-        if !moves(g, &pos).iter().any(|m| *m == mv) {
+        if !moves(g, &pos).contains(&mv) {
             let legal: Vec<String> = moves(g, &pos).iter().map(|m| format_move(g, *m)).collect();
             return Err(at(format!("not a move of {}; its moves are {}", format_board(g, &pos), legal.join(", "))));
         }

@@ -38,6 +38,7 @@ pub struct Database {
     backend: Backend,
     slots: HashMap<Phase, Slot>,
     cache: Arc<BlockCache>,
+    bfs: OnceLock<Option<crate::store::bfs::BfsFile>>,
 }
 
 /// How to open a database.
@@ -130,7 +131,7 @@ impl Database {
             }
             slots.insert(ph, Slot { values, keys: OnceLock::new() });
         }
-        Ok(Database { dir, geom, meta, index, backend, slots, cache })
+        Ok(Database { dir, geom, meta, index, backend, slots, cache, bfs: OnceLock::new() })
     }
 
     /// The database directory.
@@ -151,6 +152,17 @@ impl Database {
     /// Every phase with at most this many pieces is present.
     pub fn max_pieces(&self) -> u32 {
         self.meta.max_pieces as u32
+    }
+
+    /// The stored breadth-first search of the published convention (`ostledb bfs
+    /// --store`), if any; opened on first use.
+    pub fn bfs(&self) -> Result<Option<&crate::store::bfs::BfsFile>, Error> {
+        if let Some(b) = self.bfs.get() {
+            return Ok(b.as_ref());
+        }
+        let b = crate::store::bfs::BfsFile::open(&self.dir, &self.geom, crate::solve::bfs::Convention::Published)?;
+        let _ = self.bfs.set(b);
+        Ok(self.bfs.get().and_then(|b| b.as_ref()))
     }
 
     /// The cache of decoded value blocks.

@@ -2,6 +2,7 @@
 //! switchable key -> index lookup backends.
 
 pub mod analysis;
+pub mod bfs;
 pub mod cache;
 pub mod db;
 pub mod file;
