@@ -4,6 +4,7 @@
 pub mod bench;
 pub mod bfs;
 pub mod db;
+pub mod export;
 pub mod inspect;
 pub mod pack;
 pub mod positions;
@@ -56,6 +57,8 @@ pub enum Command {
     Bench(bench::BenchArgs),
     /// Breadth-first search from the initial position: the fewest plies to each node.
     Bfs(bfs::BfsArgs),
+    /// Write the database in the published text format, or compute that format's digest.
+    Export(export::ExportArgs),
 }
 
 /// Options every subcommand takes.
@@ -123,6 +126,7 @@ pub fn run(cli: Cli) -> Result<(), Error> {
         Command::Pack(a) => pack::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Index(a) => pack::run_index(a),
+        Command::Export(a) => export::run(a),
     }
 }
 

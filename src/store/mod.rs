@@ -6,6 +6,7 @@ pub mod file;
 pub mod keys;
 pub mod meta;
 pub mod pack;
+pub mod published;
 pub mod values;
 
 pub use db::Database;

@@ -1,0 +1,1 @@
+//! Import published retrograde files into a database.
