@@ -5,6 +5,7 @@ pub mod bench;
 pub mod bfs;
 pub mod db;
 pub mod export;
+pub mod import;
 pub mod inspect;
 pub mod pack;
 pub mod positions;
@@ -59,6 +60,8 @@ pub enum Command {
     Bfs(bfs::BfsArgs),
     /// Write the database in the published text format, or compute that format's digest.
     Export(export::ExportArgs),
+    /// Build a database from published retrograde text files.
+    Import(import::ImportArgs),
 }
 
 /// Options every subcommand takes.
@@ -127,6 +130,7 @@ pub fn run(cli: Cli) -> Result<(), Error> {
         Command::Bench(a) => bench::run(a),
         Command::Index(a) => pack::run_index(a),
         Command::Export(a) => export::run(a),
+        Command::Import(a) => import::run(a),
     }
 }
 
