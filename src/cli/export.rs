@@ -86,7 +86,9 @@ pub fn run(args: ExportArgs) -> Result<(), Error> {
     }
     let bytes: u64 = summary.retrograde_files.iter().map(|f| f.bytes).sum();
     let what = match out {
-        Some(o) => format!("wrote {} files ({} bytes) to {}", summary.retrograde_files.len(), thousands(bytes), o.display()),
+        Some(o) => {
+            format!("wrote {} files ({} bytes) to {}", summary.retrograde_files.len(), thousands(bytes), o.display())
+        }
         None => format!("{} files ({} bytes) not written", summary.retrograde_files.len(), thousands(bytes)),
     };
     text.push_str(&format!(

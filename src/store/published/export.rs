@@ -246,7 +246,10 @@ pub fn export(
             }
             let Some((k, code)) = best else { break };
             if last.is_some_and(|l| l >= code) {
-                return Err(crate::store::file::corrupt(db.path(), "the phases' positions are not in ascending code order"));
+                return Err(crate::store::file::corrupt(
+                    db.path(),
+                    "the phases' positions are not in ascending code order",
+                ));
             }
             last = Some(code);
             let c = &mut cursors[k];
@@ -291,8 +294,17 @@ pub fn export(
     output.close()?;
     reporter.end();
     if written != total {
-        return Err(crate::store::file::corrupt(db.path(), format!("{written} positions read, the phases hold {total}")));
+        return Err(crate::store::file::corrupt(
+            db.path(),
+            format!("{written} positions read, the phases hold {total}"),
+        ));
     }
     let digest = set_digest(output.done.iter().map(|f| f.sha256.as_str()));
-    Ok(ExportSummary { max_pieces: max, positions: total, bfs_files: Vec::new(), retrograde_files: output.done, digest })
+    Ok(ExportSummary {
+        max_pieces: max,
+        positions: total,
+        bfs_files: Vec::new(),
+        retrograde_files: output.done,
+        digest,
+    })
 }

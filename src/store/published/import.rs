@@ -88,7 +88,10 @@ pub fn list_files(from: &Path) -> Result<(u32, Vec<PathBuf>, usize), Error> {
             let missing = from.join(file_name(n, Kind::Retrograde, i as u64));
             return Err(Error::Io {
                 path: missing,
-                source: std::io::Error::new(std::io::ErrorKind::NotFound, "missing: the files are numbered from 0000 without gaps"),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    "missing: the files are numbered from 0000 without gaps",
+                ),
             });
         }
     }
@@ -161,9 +164,10 @@ fn parse(geom: &Geometry, index: &GameIndex, bytes: &[u8]) -> Result<Parsed, Str
     let pos = Position::from_code(code);
     pos.validate(geom).map_err(|e| format!("code {b64} ({code}) is not a position of this board: {e}"))?;
     let ph: Phase = pos.phase();
-    let slot = index.phases().iter().position(|p| p.phase() == ph).ok_or_else(|| {
-        format!("code {b64} is a position of phase {ph}, which has more pieces than the file name's")
-    })?;
+    let slot =
+        index.phases().iter().position(|p| p.phase() == ph).ok_or_else(|| {
+            format!("code {b64} is a position of phase {ph}, which has more pieces than the file name's")
+        })?;
     if !is_canonical(geom, &pos) {
         return Err(format!(
             "code {b64} is not a canonical position (its canonical form is {})",
@@ -207,9 +211,12 @@ impl Records for Memory<'_> {
         crate::solve::query::locate(self.index, pos)
     }
     fn record(&mut self, phase: Phase, idx: u64) -> Result<Record, Error> {
-        let slot = self.index.phases().iter().position(|p| p.phase() == phase).ok_or_else(|| {
-            Error::InvalidArgument(format!("phase {phase} is not imported"))
-        })?;
+        let slot = self
+            .index
+            .phases()
+            .iter()
+            .position(|p| p.phase() == phase)
+            .ok_or_else(|| Error::InvalidArgument(format!("phase {phase} is not imported")))?;
         Ok(unpack(self.records[slot][idx as usize]))
     }
 }
@@ -371,7 +378,14 @@ pub fn import(
         crate::solve::checkpoint::save(db, geom, &values)?;
     }
     let meta = pack(db, geom, n, opts, |_| {})?;
-    Ok(ImportSummary { max_pieces: n, files: files.len(), bfs_files_ignored: bfs, positions: index.len(), derived, meta })
+    Ok(ImportSummary {
+        max_pieces: n,
+        files: files.len(),
+        bfs_files_ignored: bfs,
+        positions: index.len(),
+        derived,
+        meta,
+    })
 }
 
 #[cfg(test)]

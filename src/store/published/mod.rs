@@ -180,10 +180,7 @@ pub fn parse_line(line: &str) -> Result<(u64, Fields), String> {
         return Ok((code, Fields::Checkmate));
     }
     if rest.len() != FIELDS {
-        return Err(format!(
-            "{} fields after the code, expected {FIELDS} (or `{CHECKMATE}`)",
-            rest.len()
-        ));
+        return Err(format!("{} fields after the code, expected {FIELDS} (or `{CHECKMATE}`)", rest.len()));
     }
     let mut nodes = [None; FIELDS];
     for (j, f) in rest.iter().enumerate() {
@@ -267,7 +264,9 @@ mod tests {
         for (n, k, i) in [(8, Kind::Retrograde, 0), (10, Kind::Bfs, 2735), (6, Kind::Retrograde, 12)] {
             assert_eq!(parse_file_name(&file_name(n, k, i)), Some((n, k, i)));
         }
-        for bad in ["ostle_8_retrograde_output000.txt", "ostle_x_bfs_output0000.txt", "ostle_8_other_output0000.txt", "a.txt"] {
+        for bad in
+            ["ostle_8_retrograde_output000.txt", "ostle_x_bfs_output0000.txt", "ostle_8_other_output0000.txt", "a.txt"]
+        {
             assert_eq!(parse_file_name(bad), None, "{bad}");
         }
     }
@@ -329,7 +328,8 @@ mod tests {
 
     #[test]
     fn malformed_lines_are_errors() {
-        for bad in ["", "MAAA+f", "MAAA+f,checkmat", "MA!A,checkmate", "MAAA+f,1,2", "MAAA+f,x,,,,,,,,,,,,,,,,,,,,,,,,"] {
+        for bad in ["", "MAAA+f", "MAAA+f,checkmat", "MA!A,checkmate", "MAAA+f,1,2", "MAAA+f,x,,,,,,,,,,,,,,,,,,,,,,,,"]
+        {
             assert!(parse_line(bad).is_err(), "{bad:?}");
         }
         assert!(parse_line(&format!("MAAA+f{}", ",".repeat(26))).is_err());
