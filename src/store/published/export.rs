@@ -227,13 +227,77 @@ pub fn export(
     }
     let total = index.len();
     reporter.begin(&format!("export {max} pieces"), total);
-    let mut output = Output { dir: out.map(Path::to_path_buf), current: None, done: Vec::new() };
+    // A writer thread writes and hashes one batch while the next is merged and formatted.
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Message>(2);
+    let out_dir = out.map(Path::to_path_buf);
+    let (produced, done) = std::thread::scope(|scope| {
+        let writer = scope.spawn(move || {
+            let mut output = Output { dir: out_dir, current: None, done: Vec::new() };
+            for m in rx {
+                match m {
+                    Message::Open(name) => output.open(name)?,
+                    Message::Lines(texts) => {
+                        for (t, lines) in texts {
+                            output.write(&t, lines)?;
+                        }
+                    }
+                    Message::Close => output.close()?,
+                }
+            }
+            output.close()?;
+            Ok::<_, Error>(output.done)
+        });
+        let produced = produce(geom, db, max, opts.lines_per_file, &mut cursors, &tx, reporter);
+        drop(tx);
+        let done =
+            writer.join().unwrap_or_else(|_| Err(Error::InvalidArgument("the export writer thread failed".into())));
+        (produced, done)
+    });
+    reporter.end();
+    // The writer's error first: it makes the producer's sends fail too.
+    let written = match (produced, done) {
+        (Ok(w), Ok(d)) => (w, d),
+        (_, Err(e)) => return Err(e),
+        (Err(e), _) => return Err(e),
+    };
+    let (written, done) = written;
+    if written != total {
+        return Err(crate::store::file::corrupt(
+            db.path(),
+            format!("{written} positions read, the phases hold {total}"),
+        ));
+    }
+    let digest = set_digest(done.iter().map(|f| f.sha256.as_str()));
+    Ok(ExportSummary { max_pieces: max, positions: total, bfs_files: Vec::new(), retrograde_files: done, digest })
+}
+
+/// What the producer sends the writer thread.
+enum Message {
+    /// Start the file of this name.
+    Open(String),
+    /// Lines for the current file: text and its number of lines.
+    Lines(Vec<(String, u64)>),
+    /// End the current file.
+    Close,
+}
+
+/// Merge the phases by code, format the lines in parallel batches and send them to the
+/// writer, file by file. Returns the number of positions sent.
+fn produce(
+    geom: &crate::game::Geometry,
+    db: &Database,
+    max: u32,
+    lines_per_file: u64,
+    cursors: &mut [Cursor<'_>],
+    tx: &std::sync::mpsc::SyncSender<Message>,
+    reporter: &dyn Reporter,
+) -> Result<u64, Error> {
+    let gone = || Error::InvalidArgument("the export writer stopped".into());
     let mut batch: Vec<(Position, u64)> = Vec::with_capacity(BATCH);
-    let mut in_file = 0u64;
+    let (mut in_file, mut files, mut written) = (0u64, 0u64, 0u64);
     let mut last: Option<u64> = None;
-    let mut written = 0u64;
     loop {
-        let want = (BATCH as u64).min(opts.lines_per_file - in_file) as usize;
+        let want = (BATCH as u64).min(lines_per_file - in_file) as usize;
         batch.clear();
         while batch.len() < want {
             let mut best: Option<(usize, u64)> = None;
@@ -257,9 +321,9 @@ pub fn export(
             c.at += 1;
         }
         if batch.is_empty() {
-            break;
+            return Ok(written);
         }
-        let texts: Vec<Result<String, Error>> = batch
+        let texts: Vec<Result<(String, u64), Error>> = batch
             .par_chunks(TASK)
             .map(|chunk| {
                 let mut s = String::with_capacity(chunk.len() * 64);
@@ -274,37 +338,21 @@ pub fn export(
                         ))
                     })?;
                 }
-                Ok(s)
+                Ok((s, chunk.len() as u64))
             })
             .collect();
-        if output.current.is_none() {
-            output.open(file_name(max, Kind::Retrograde, output.done.len() as u64))?;
+        let texts = texts.into_iter().collect::<Result<Vec<_>, Error>>()?;
+        if in_file == 0 {
+            tx.send(Message::Open(file_name(max, Kind::Retrograde, files))).map_err(|_| gone())?;
+            files += 1;
         }
-        for (t, chunk) in texts.into_iter().zip(batch.chunks(TASK)) {
-            output.write(&t?, chunk.len() as u64)?;
-        }
+        tx.send(Message::Lines(texts)).map_err(|_| gone())?;
         in_file += batch.len() as u64;
         written += batch.len() as u64;
-        if in_file == opts.lines_per_file {
-            output.close()?;
+        if in_file == lines_per_file {
+            tx.send(Message::Close).map_err(|_| gone())?;
             in_file = 0;
         }
         reporter.advance(batch.len() as u64);
     }
-    output.close()?;
-    reporter.end();
-    if written != total {
-        return Err(crate::store::file::corrupt(
-            db.path(),
-            format!("{written} positions read, the phases hold {total}"),
-        ));
-    }
-    let digest = set_digest(output.done.iter().map(|f| f.sha256.as_str()));
-    Ok(ExportSummary {
-        max_pieces: max,
-        positions: total,
-        bfs_files: Vec::new(),
-        retrograde_files: output.done,
-        digest,
-    })
 }
