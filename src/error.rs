@@ -125,6 +125,17 @@ pub enum Error {
         /// The backends whose files the database holds, comma separated.
         available: String,
     },
+    /// A line of an input file (published text files given to `ostledb import`) that
+    /// is malformed or contradicts the rules or the lines before it.
+    #[error("{}, line {line}: {reason}", .path.display())]
+    BadInput {
+        /// The file.
+        path: PathBuf,
+        /// The line number, from 1.
+        line: u64,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// An I/O error on a file.
     #[error("{path}: {source}")]
     Io {

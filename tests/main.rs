@@ -3,5 +3,6 @@
 mod bruteforce;
 mod cli;
 mod examples;
+mod published;
 mod query;
 mod store;

@@ -4,6 +4,8 @@
 pub mod bench;
 pub mod bfs;
 pub mod db;
+pub mod export;
+pub mod import;
 pub mod inspect;
 pub mod pack;
 pub mod positions;
@@ -56,6 +58,10 @@ pub enum Command {
     Bench(bench::BenchArgs),
     /// Breadth-first search from the initial position: the fewest plies to each node.
     Bfs(bfs::BfsArgs),
+    /// Write the database in the published text format, or compute that format's digest.
+    Export(export::ExportArgs),
+    /// Build a database from published retrograde text files.
+    Import(import::ImportArgs),
 }
 
 /// Options every subcommand takes.
@@ -123,6 +129,8 @@ pub fn run(cli: Cli) -> Result<(), Error> {
         Command::Pack(a) => pack::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Index(a) => pack::run_index(a),
+        Command::Export(a) => export::run(a),
+        Command::Import(a) => import::run(a),
     }
 }
 

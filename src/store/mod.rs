@@ -10,6 +10,7 @@ pub mod keys;
 pub mod latency;
 pub mod meta;
 pub mod pack;
+pub mod published;
 pub mod values;
 
 pub use db::{Database, OpenOptions};

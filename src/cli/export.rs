@@ -1,0 +1,101 @@
+//! `ostledb export`: write a database in the published text format (or only its digest).
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+
+use crate::cli::progress::CliReporter;
+use crate::cli::{CommonArgs, emit, emit_json, thousands};
+use crate::error::Error;
+use crate::solve::progress::Reporter;
+use crate::store::Database;
+use crate::store::published::export::{ExportOptions, ExportSummary, export};
+
+/// Output formats of `ostledb export`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// The text files of the earlier complete solution (OSTLE.md section 5, schema/PUBLISHED.md).
+    Published,
+}
+
+/// Arguments of `ostledb export`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  ostledb export --format published --db ostle.db --out ./published     # (4,4): 161 files, 4.7 GB\n  ostledb export --digest --db ostle.db                                  # the digest only, no files\n  ostledb export --digest --verbose --max-pieces 8\n  python3 tools/published-digest.py ./published                          # the same digest from the files\n\nFiles `ostle_<n>_retrograde_output<NNNN>.txt`, numbered from 0000, of 1,000,000 lines\n(the last shorter), positions in ascending canonical code over every phase with at\nmost n pieces. A field is the published value v = N - 1 of a node (N plies; even v: the\nside to move wins), `0` for a draw, empty for a node no move leads to; an\nimmediate-win position is `code,checkmate`. The database holds no BFS depths, so no\nBFS files are written. The digest follows the published recipe: sha256 of every file's\nlines joined by LF, then sha256 of those hex digests concatenated in file-name order."
+)]
+pub struct ExportArgs {
+    /// The output format.
+    #[arg(long, value_enum, default_value = "published")]
+    pub format: Format,
+    /// Directory to write the files into (created if missing; it must not already hold
+    /// published files with the same piece count).
+    #[arg(long, value_name = "DIR", default_value = "./ostle-published")]
+    pub out: PathBuf,
+    /// Export the phases with at most this many pieces (default: every phase of the database).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(4..=10))]
+    pub max_pieces: Option<u32>,
+    /// Write no files: compute and print the digest the files would have.
+    #[arg(long)]
+    pub digest: bool,
+    /// Also print every file's name, lines and sha256.
+    #[arg(long, short)]
+    pub verbose: bool,
+    /// Print one JSON object (with every file's digest).
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+#[derive(Serialize)]
+struct Report<'a> {
+    format: &'static str,
+    written: bool,
+    out: Option<String>,
+    seconds: f64,
+    #[serde(flatten)]
+    summary: &'a ExportSummary,
+}
+
+/// Run `ostledb export`.
+pub fn run(args: ExportArgs) -> Result<(), Error> {
+    let t = Instant::now();
+    let db = Database::open(&args.common.db)?;
+    let reporter = CliReporter::new(args.common.quiet);
+    reporter.note("the database stores no BFS depths: only retrograde files are exported");
+    let opts = ExportOptions { max_pieces: args.max_pieces, ..ExportOptions::default() };
+    let out = (!args.digest).then_some(args.out.as_path());
+    let summary = export(&db, &opts, out, &reporter)?;
+    let seconds = t.elapsed().as_secs_f64();
+    if args.json {
+        return emit_json(&Report {
+            format: "published",
+            written: out.is_some(),
+            out: out.map(|o| o.display().to_string()),
+            seconds,
+            summary: &summary,
+        });
+    }
+    let mut text = String::new();
+    if args.verbose {
+        for f in summary.bfs_files.iter().chain(&summary.retrograde_files) {
+            text.push_str(&format!("{}  {}  {} lines\n", f.sha256, f.name, thousands(f.lines)));
+        }
+    }
+    let bytes: u64 = summary.retrograde_files.iter().map(|f| f.bytes).sum();
+    let what = match out {
+        Some(o) => {
+            format!("wrote {} files ({} bytes) to {}", summary.retrograde_files.len(), thousands(bytes), o.display())
+        }
+        None => format!("{} files ({} bytes) not written", summary.retrograde_files.len(), thousands(bytes)),
+    };
+    text.push_str(&format!(
+        "digest {}\n{} positions with at most {} pieces; {what} in {seconds:.1} s\n",
+        summary.digest,
+        thousands(summary.positions),
+        summary.max_pieces
+    ));
+    emit(&text)
+}

@@ -1,0 +1,358 @@
+//! Export a database to the published text format, streaming: positions come from
+//! every phase's value file in index order (= ascending code within a phase), are
+//! merged by code across phases, turned into lines in parallel batches and written (or
+//! only hashed) in order. Memory stays at a few batches, whatever the database's size.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+use crate::error::Error;
+use crate::game::Position;
+use crate::game::notation::code_to_base64;
+use crate::index::{GameIndex, PhaseIndex};
+use crate::solve::progress::Reporter;
+use crate::store::Database;
+use crate::store::file::{io, temp_name};
+use crate::store::published::{FileDigest, Kind, LINES_PER_FILE, file_name, parse_file_name, set_digest, write_line};
+use crate::store::values::ValueFile;
+
+/// What to export.
+#[derive(Clone, Debug)]
+pub struct ExportOptions {
+    /// Export the phases with at most this many pieces (default: every phase of the
+    /// database).
+    pub max_pieces: Option<u32>,
+    /// Lines per file: [`LINES_PER_FILE`] for the published format (smaller values only
+    /// to test the file splitting on small boards).
+    pub lines_per_file: u64,
+}
+
+impl Default for ExportOptions {
+    fn default() -> ExportOptions {
+        ExportOptions { max_pieces: None, lines_per_file: LINES_PER_FILE }
+    }
+}
+
+/// One file of an export.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct ExportedFile {
+    /// Its name, e.g. `ostle_8_retrograde_output0000.txt`.
+    pub name: String,
+    /// Lines (positions).
+    pub lines: u64,
+    /// Bytes, with a LF after every line.
+    pub bytes: u64,
+    /// sha256 of its lines joined by LF (the published per-file digest), hex.
+    pub sha256: String,
+}
+
+/// What an export wrote (or, for a digest, would write).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct ExportSummary {
+    /// Phases with at most this many pieces.
+    pub max_pieces: u32,
+    /// Positions, one line each.
+    pub positions: u64,
+    /// BFS files (none: the database stores no BFS depths).
+    pub bfs_files: Vec<ExportedFile>,
+    /// The retrograde files, in order.
+    pub retrograde_files: Vec<ExportedFile>,
+    /// The digest of the whole set by the published recipe.
+    pub digest: String,
+}
+
+/// Positions per batch turned into lines in parallel (and written in order).
+const BATCH: usize = 1 << 18;
+/// Lines per parallel task.
+const TASK: usize = 4096;
+/// Positions decoded ahead per phase.
+const LOOKAHEAD: u64 = 1 << 18;
+
+/// The positions of one phase in index order, decoded a window at a time.
+struct Cursor<'a> {
+    phase: &'a PhaseIndex,
+    values: &'a ValueFile,
+    next_block: u32,
+    positions: Vec<Position>,
+    codes: Vec<u64>,
+    records: Vec<u64>,
+    at: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn new(phase: &'a PhaseIndex, values: &'a ValueFile) -> Cursor<'a> {
+        Cursor { phase, values, next_block: 0, positions: Vec::new(), codes: Vec::new(), records: Vec::new(), at: 0 }
+    }
+
+    /// The code of the next position, `None` at the end of the phase.
+    #[inline]
+    fn head(&mut self) -> Result<Option<u64>, Error> {
+        if self.at == self.codes.len() {
+            self.refill()?;
+        }
+        Ok(self.codes.get(self.at).copied())
+    }
+
+    fn refill(&mut self) -> Result<(), Error> {
+        let (per, blocks) = (self.values.block_positions() as u64, self.values.blocks());
+        self.at = 0;
+        self.positions.clear();
+        self.codes.clear();
+        self.records.clear();
+        if self.next_block >= blocks {
+            return Ok(());
+        }
+        let end = (self.next_block as u64 + LOOKAHEAD.div_ceil(per)).min(blocks as u64) as u32;
+        let decoded: Vec<Result<Vec<u64>, Error>> =
+            (self.next_block..end).into_par_iter().map(|b| self.values.block(b)).collect();
+        for d in decoded {
+            self.records.extend_from_slice(&d?);
+        }
+        let first = self.next_block as u64 * per;
+        let phase = self.phase;
+        self.positions = (0..self.records.len())
+            .into_par_iter()
+            .with_min_len(4096)
+            .map(|i| phase.position_at(first + i as u64))
+            .collect();
+        self.codes = self.positions.iter().map(|p| p.code()).collect();
+        self.next_block = end;
+        Ok(())
+    }
+}
+
+/// Where lines go: a file per published file (or nowhere), each hashed as it streams.
+struct Output {
+    dir: Option<PathBuf>,
+    current: Option<OpenFile>,
+    done: Vec<ExportedFile>,
+}
+
+struct OpenFile {
+    name: String,
+    tmp: PathBuf,
+    writer: Option<BufWriter<File>>,
+    digest: FileDigest,
+    lines: u64,
+    bytes: u64,
+}
+
+impl Output {
+    fn open(&mut self, name: String) -> Result<(), Error> {
+        let (tmp, writer) = match &self.dir {
+            Some(d) => {
+                let tmp = temp_name(&d.join(&name));
+                let f = File::create(&tmp).map_err(io(&tmp))?;
+                (tmp, Some(BufWriter::with_capacity(1 << 22, f)))
+            }
+            None => (PathBuf::new(), None),
+        };
+        self.current = Some(OpenFile { name, tmp, writer, digest: FileDigest::new(), lines: 0, bytes: 0 });
+        Ok(())
+    }
+
+    fn write(&mut self, text: &str, lines: u64) -> Result<(), Error> {
+        let f = self.current.as_mut().expect("a file is open");
+        f.digest.update(text.as_bytes());
+        f.lines += lines;
+        f.bytes += text.len() as u64;
+        if let Some(w) = f.writer.as_mut() {
+            w.write_all(text.as_bytes()).map_err(io(&f.tmp))?;
+        }
+        Ok(())
+    }
+
+    fn close(&mut self) -> Result<(), Error> {
+        let Some(f) = self.current.take() else { return Ok(()) };
+        if let (Some(w), Some(d)) = (f.writer, &self.dir) {
+            let file = w.into_inner().map_err(|e| Error::Io { path: f.tmp.clone(), source: e.into_error() })?;
+            drop(file);
+            let path = d.join(&f.name);
+            std::fs::rename(&f.tmp, &path).map_err(io(&path))?;
+        }
+        self.done.push(ExportedFile { name: f.name, lines: f.lines, bytes: f.bytes, sha256: f.digest.finish() });
+        Ok(())
+    }
+}
+
+/// Export the phases with at most `opts.max_pieces` pieces of `db` as published
+/// retrograde files into `out` (created if missing; it must not already hold published
+/// files of the same piece count), or with `out = None` only compute the digest.
+/// Progress goes to `reporter`.
+pub fn export(
+    db: &Database,
+    opts: &ExportOptions,
+    out: Option<&Path>,
+    reporter: &dyn Reporter,
+) -> Result<ExportSummary, Error> {
+    let geom = db.geometry();
+    let max = opts.max_pieces.unwrap_or(db.max_pieces());
+    if max > db.max_pieces() {
+        return Err(Error::MissingDatabase {
+            path: db.path().to_path_buf(),
+            phase: format!("with {max} pieces"),
+            max_pieces: max,
+        });
+    }
+    if opts.lines_per_file == 0 {
+        return Err(Error::InvalidArgument("lines per file must be at least 1".into()));
+    }
+    let index = GameIndex::build(geom, max)?;
+    if let Some(dir) = out {
+        std::fs::create_dir_all(dir).map_err(io(dir))?;
+        for e in std::fs::read_dir(dir).map_err(io(dir))? {
+            let name = e.map_err(io(dir))?.file_name().to_string_lossy().into_owned();
+            let stem = name.strip_suffix(".tmp").unwrap_or(&name);
+            if let Some((n, _, _)) = parse_file_name(stem)
+                && n == max
+            {
+                return Err(Error::InvalidArgument(format!(
+                    "{} already holds published files with {max} pieces ({name}); remove them or choose another --out",
+                    dir.display()
+                )));
+            }
+        }
+    }
+    let mut cursors = Vec::new();
+    for p in index.phases() {
+        let values = db.values(p.phase()).ok_or_else(|| Error::MissingDatabase {
+            path: db.path().to_path_buf(),
+            phase: p.phase().to_string(),
+            max_pieces: p.phase().pieces(),
+        })?;
+        cursors.push(Cursor::new(p, values));
+    }
+    let total = index.len();
+    reporter.begin(&format!("export {max} pieces"), total);
+    // A writer thread writes and hashes one batch while the next is merged and formatted.
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Message>(2);
+    let out_dir = out.map(Path::to_path_buf);
+    let (produced, done) = std::thread::scope(|scope| {
+        let writer = scope.spawn(move || {
+            let mut output = Output { dir: out_dir, current: None, done: Vec::new() };
+            for m in rx {
+                match m {
+                    Message::Open(name) => output.open(name)?,
+                    Message::Lines(texts) => {
+                        for (t, lines) in texts {
+                            output.write(&t, lines)?;
+                        }
+                    }
+                    Message::Close => output.close()?,
+                }
+            }
+            output.close()?;
+            Ok::<_, Error>(output.done)
+        });
+        let produced = produce(geom, db, max, opts.lines_per_file, &mut cursors, &tx, reporter);
+        drop(tx);
+        let done =
+            writer.join().unwrap_or_else(|_| Err(Error::InvalidArgument("the export writer thread failed".into())));
+        (produced, done)
+    });
+    reporter.end();
+    // The writer's error first: it makes the producer's sends fail too.
+    let written = match (produced, done) {
+        (Ok(w), Ok(d)) => (w, d),
+        (_, Err(e)) => return Err(e),
+        (Err(e), _) => return Err(e),
+    };
+    let (written, done) = written;
+    if written != total {
+        return Err(crate::store::file::corrupt(
+            db.path(),
+            format!("{written} positions read, the phases hold {total}"),
+        ));
+    }
+    let digest = set_digest(done.iter().map(|f| f.sha256.as_str()));
+    Ok(ExportSummary { max_pieces: max, positions: total, bfs_files: Vec::new(), retrograde_files: done, digest })
+}
+
+/// What the producer sends the writer thread.
+enum Message {
+    /// Start the file of this name.
+    Open(String),
+    /// Lines for the current file: text and its number of lines.
+    Lines(Vec<(String, u64)>),
+    /// End the current file.
+    Close,
+}
+
+/// Merge the phases by code, format the lines in parallel batches and send them to the
+/// writer, file by file. Returns the number of positions sent.
+fn produce(
+    geom: &crate::game::Geometry,
+    db: &Database,
+    max: u32,
+    lines_per_file: u64,
+    cursors: &mut [Cursor<'_>],
+    tx: &std::sync::mpsc::SyncSender<Message>,
+    reporter: &dyn Reporter,
+) -> Result<u64, Error> {
+    let gone = || Error::InvalidArgument("the export writer stopped".into());
+    let mut batch: Vec<(Position, u64)> = Vec::with_capacity(BATCH);
+    let (mut in_file, mut files, mut written) = (0u64, 0u64, 0u64);
+    let mut last: Option<u64> = None;
+    loop {
+        let want = (BATCH as u64).min(lines_per_file - in_file) as usize;
+        batch.clear();
+        while batch.len() < want {
+            let mut best: Option<(usize, u64)> = None;
+            for (k, c) in cursors.iter_mut().enumerate() {
+                if let Some(code) = c.head()?
+                    && best.is_none_or(|(_, b)| code < b)
+                {
+                    best = Some((k, code));
+                }
+            }
+            let Some((k, code)) = best else { break };
+            if last.is_some_and(|l| l >= code) {
+                return Err(crate::store::file::corrupt(
+                    db.path(),
+                    "the phases' positions are not in ascending code order",
+                ));
+            }
+            last = Some(code);
+            let c = &mut cursors[k];
+            batch.push((c.positions[c.at], c.records[c.at]));
+            c.at += 1;
+        }
+        if batch.is_empty() {
+            return Ok(written);
+        }
+        let texts: Vec<Result<(String, u64), Error>> = batch
+            .par_chunks(TASK)
+            .map(|chunk| {
+                let mut s = String::with_capacity(chunk.len() * 64);
+                for (pos, rec) in chunk {
+                    write_line(geom, pos, *rec, &mut s).map_err(|u| {
+                        Error::InvalidArgument(format!(
+                            "position {} ({}) node {} has value code {}, which the published format cannot write (0 means a draw)",
+                            code_to_base64(pos.code()),
+                            pos.phase(),
+                            u.node,
+                            u.code
+                        ))
+                    })?;
+                }
+                Ok((s, chunk.len() as u64))
+            })
+            .collect();
+        let texts = texts.into_iter().collect::<Result<Vec<_>, Error>>()?;
+        if in_file == 0 {
+            tx.send(Message::Open(file_name(max, Kind::Retrograde, files))).map_err(|_| gone())?;
+            files += 1;
+        }
+        tx.send(Message::Lines(texts)).map_err(|_| gone())?;
+        in_file += batch.len() as u64;
+        written += batch.len() as u64;
+        if in_file == lines_per_file {
+            tx.send(Message::Close).map_err(|_| gone())?;
+            in_file = 0;
+        }
+        reporter.advance(batch.len() as u64);
+    }
+}

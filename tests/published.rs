@@ -1,0 +1,305 @@
+//! The published text format on a small board: export -> import -> export gives the
+//! same bytes and digest, every field is the in-memory solution's node value, the
+//! digest script agrees, and malformed input is an error naming file and line, never a
+//! panic.
+
+use std::path::{Path, PathBuf};
+
+use ostledb::Error;
+use ostledb::game::{Geometry, Position};
+use ostledb::solve::SolveOptions;
+use ostledb::solve::progress::Silent;
+use ostledb::solve::retrograde::{outcome_val, solve, solve_into};
+use ostledb::store::Database;
+use ostledb::store::pack::{PackOptions, pack};
+use ostledb::store::published::export::{ExportOptions, ExportSummary, export};
+use ostledb::store::published::import::import;
+use ostledb::store::published::{Fields, nontrivial_nodes, parse_line};
+use ostledb::store::values::WriteOptions;
+
+const MAX: u32 = 6;
+/// Small files, so that the 3x3 board's positions span several.
+const LINES: u64 = 500;
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("ostledb-published-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn geom() -> Geometry {
+    Geometry::new(3, 3).expect("3x3 board")
+}
+
+fn pack_opts() -> PackOptions {
+    PackOptions { values: WriteOptions { block: 256, level: 3 }, ..PackOptions::default() }
+}
+
+/// The 3x3 board with three pieces a side, solved and packed.
+fn solved_db(name: &str) -> PathBuf {
+    let dir = tmpdir(name);
+    let opts = SolveOptions { dir: Some(dir.clone()), ..SolveOptions::default() };
+    solve_into(&geom(), MAX, &opts, |_| Ok(())).expect("solve");
+    pack(&dir, &geom(), MAX, &pack_opts(), |_| {}).expect("pack");
+    dir
+}
+
+fn export_to(db: &Path, out: Option<&Path>) -> ExportSummary {
+    let db = Database::open(db).expect("open");
+    let opts = ExportOptions { max_pieces: None, lines_per_file: LINES };
+    export(&db, &opts, out, &Silent).expect("export")
+}
+
+fn files_of(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (e.file_name().to_string_lossy().into_owned(), std::fs::read(e.path()).unwrap())
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn export_import_export_is_byte_identical() {
+    let db = solved_db("rt-db");
+    let (a, b, db2) = (tmpdir("rt-a"), tmpdir("rt-b"), tmpdir("rt-db2"));
+    let first = export_to(&db, Some(&a));
+    assert!(first.retrograde_files.len() > 3, "{first:?}");
+    assert_eq!(first.retrograde_files[0].name, "ostle_6_retrograde_output0000.txt");
+    assert!(first.retrograde_files.iter().rev().skip(1).all(|f| f.lines == LINES));
+    // The digest without writing equals the digest of the files written.
+    assert_eq!(export_to(&db, None), first);
+    let s = import(&geom(), &a, &db2, &pack_opts(), &Silent).expect("import");
+    assert_eq!(s.positions, first.positions);
+    assert!(s.derived > 0, "the 3x3 board has positions whose node 0 is trivial");
+    let second = export_to(&db2, Some(&b));
+    assert_eq!(second, first);
+    assert_eq!(files_of(&a), files_of(&b));
+    // The imported database holds what the solve stored, record for record.
+    let (d1, d2) = (Database::open(&db).unwrap(), Database::open(&db2).unwrap());
+    for p in d1.index().phases() {
+        for i in 0..p.len() {
+            assert_eq!(d1.record(p.phase(), i).unwrap(), d2.record(p.phase(), i).unwrap(), "{} #{i}", p.phase());
+        }
+    }
+    // Exporting into a directory that already holds such files is refused.
+    let again = export(&d1, &ExportOptions { max_pieces: None, lines_per_file: LINES }, Some(&a), &Silent);
+    assert!(matches!(again, Err(Error::InvalidArgument(_))), "{again:?}");
+    // Importing over an existing database is refused.
+    assert!(import(&geom(), &a, &db2, &pack_opts(), &Silent).is_err());
+    for d in [db, a, b, db2] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+#[test]
+fn every_field_is_the_solution_node_value() {
+    let db = solved_db("fields-db");
+    let out = tmpdir("fields-out");
+    export_to(&db, Some(&out));
+    let g = geom();
+    let sol = solve(&g, MAX, &SolveOptions::default()).expect("solve in memory");
+    let (mut lines, mut values, mut checkmates) = (0u64, 0u64, 0u64);
+    for (_, bytes) in files_of(&out) {
+        for line in std::str::from_utf8(&bytes).unwrap().lines() {
+            lines += 1;
+            let (code, fields) = parse_line(line).expect("a line we wrote parses");
+            let pos = Position::from_code(code);
+            match fields {
+                Fields::Checkmate => {
+                    assert!(ostledb::game::moves::is_immediate_win(&g, &pos));
+                    checkmates += 1;
+                }
+                Fields::Nodes(nodes) => {
+                    let reached = nontrivial_nodes(&g, &pos);
+                    for (j, v) in nodes.iter().enumerate() {
+                        assert_eq!(v.is_some(), reached >> j & 1 != 0, "{line}: field {j}");
+                        if let Some(v) = v {
+                            assert_eq!(*v, outcome_val(sol.node(&pos, j)), "{line}: field {j}");
+                            values += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(lines, sol.index().len());
+    assert!(values > 0 && checkmates > 0);
+    for d in [db, out] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+/// Export once, then for each damage: copy the files, damage them, import, expect an
+/// error (of the kind given, naming the line when there is one).
+#[test]
+fn malformed_input_is_an_error_never_a_panic() {
+    let db = solved_db("bad-db");
+    let good = tmpdir("bad-good");
+    export_to(&db, Some(&good));
+    let first = "ostle_6_retrograde_output0000.txt";
+    type Damage = fn(&mut Vec<String>);
+    let cases: Vec<(&str, &str, Damage, Option<u64>)> = vec![
+        ("bad base64", first, |l| l[3] = l[3].replacen(|c: char| c.is_ascii_alphanumeric(), "!", 1), Some(4)),
+        ("wrong field count", first, |l| l[5] = l[5].replacen(',', "", 1), Some(6)),
+        ("unsorted", first, |l| l.swap(10, 11), Some(11)),
+        ("missing position", first, |l| drop(l.remove(7)), Some(8)),
+        (
+            "value in a trivial field",
+            first,
+            |l| {
+                let k = l.iter().position(|s| s.contains(",,")).expect("a line with an empty field");
+                l[k] = l[k].replacen(",,", ",4,", 1);
+            },
+            None,
+        ),
+        (
+            "not a number",
+            first,
+            |l| {
+                let k = l.iter().position(|s| !s.ends_with("checkmate") && s.contains(",0")).expect("a draw");
+                l[k] = l[k].replacen(",0", ",x", 1);
+            },
+            None,
+        ),
+        (
+            "checkmate that is not",
+            first,
+            |l| {
+                let k = l.iter().position(|s| !s.ends_with("checkmate")).unwrap();
+                let code = l[k].split(',').next().unwrap().to_string();
+                l[k] = format!("{code},checkmate");
+            },
+            None,
+        ),
+        ("truncated last file", "", |l| drop(l.pop()), None),
+    ];
+    let names: Vec<String> = files_of(&good).into_iter().map(|(n, _)| n).collect();
+    for (what, file, damage, line) in cases {
+        let dir = tmpdir(&format!("bad-{}", what.replace(' ', "-")));
+        std::fs::create_dir_all(&dir).unwrap();
+        let target = if file.is_empty() { names.last().unwrap().as_str() } else { file };
+        for (name, bytes) in files_of(&good) {
+            let mut text = String::from_utf8(bytes).unwrap();
+            if name == target {
+                let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+                damage(&mut lines);
+                text = lines.join("\n") + "\n";
+            }
+            std::fs::write(dir.join(&name), text).unwrap();
+        }
+        let dbdir = tmpdir(&format!("bad-{}-db", what.replace(' ', "-")));
+        match import(&geom(), &dir, &dbdir, &pack_opts(), &Silent) {
+            Err(Error::BadInput { path, line: l, reason }) => {
+                assert!(path.ends_with(target), "{what}: {path:?} {reason}");
+                if let Some(want) = line {
+                    assert_eq!(l, want, "{what}: {reason}");
+                }
+                assert!(!reason.is_empty());
+            }
+            other => panic!("{what}: expected a bad-input error, got {other:?}"),
+        }
+        assert!(Database::open(&dbdir).is_err(), "{what}: no database is left behind");
+        let _ = std::fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_dir_all(&dbdir);
+    }
+    // A missing file in the middle of the numbering, and a directory with no files.
+    let dir = tmpdir("bad-missing-file");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, bytes) in files_of(&good) {
+        if name != "ostle_6_retrograde_output0001.txt" {
+            std::fs::write(dir.join(&name), bytes).unwrap();
+        }
+    }
+    let dbdir = tmpdir("bad-missing-file-db");
+    match import(&geom(), &dir, &dbdir, &pack_opts(), &Silent) {
+        Err(Error::Io { path, .. }) => assert!(path.ends_with("ostle_6_retrograde_output0001.txt"), "{path:?}"),
+        other => panic!("missing file: {other:?}"),
+    }
+    let empty = tmpdir("bad-empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    assert!(matches!(import(&geom(), &empty, &dbdir, &pack_opts(), &Silent), Err(Error::InvalidArgument(_))));
+    assert!(import(&geom(), &tmpdir("bad-nonexistent"), &dbdir, &pack_opts(), &Silent).is_err());
+    for d in [db, good, dir, dbdir, empty] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+#[test]
+fn the_digest_script_agrees_when_python_is_there() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/published-digest.py");
+    let Ok(out) = std::process::Command::new("python3").arg("--version").output() else { return };
+    if !out.status.success() {
+        return;
+    }
+    let db = solved_db("py-db");
+    let dir = tmpdir("py-out");
+    let s = export_to(&db, Some(&dir));
+    // CRLF line ends and trailing blanks do not change the published digest.
+    let last = dir.join(&s.retrograde_files[0].name);
+    let text = std::fs::read_to_string(&last).unwrap().replace('\n', " \r\n");
+    std::fs::write(&last, text).unwrap();
+    let out = std::process::Command::new("python3").arg(&script).arg(&dir).output().expect("run the script");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8(out.stdout).unwrap().trim(), s.digest);
+    for d in [db, dir] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+#[test]
+fn the_cli_exports_a_digest_and_imports() {
+    let db = solved_db("cli-db");
+    let (out, db2) = (tmpdir("cli-out"), tmpdir("cli-db2"));
+    let run = |args: &[&str]| {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_ostledb")).args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        (o.status.code(), String::from_utf8(o.stdout).unwrap(), err)
+    };
+    let (code, digest, _) = run(&["export", "--digest", "--quiet", "--db", db.to_str().unwrap()]);
+    assert_eq!(code, Some(0));
+    let digest = digest.split_whitespace().nth(1).expect("digest <hex>").to_string();
+    let one_file = export(&Database::open(&db).unwrap(), &ExportOptions::default(), None, &Silent).unwrap();
+    assert_eq!(one_file.retrograde_files.len(), 1, "1,000,000 lines per file hold the whole 3x3 board");
+    assert_eq!(digest, one_file.digest);
+    let (code, _, _) = run(&[
+        "export",
+        "--format",
+        "published",
+        "--quiet",
+        "--db",
+        db.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(0));
+    let (code, _, _) = run(&[
+        "import",
+        "--quiet",
+        "--side",
+        "3",
+        "--start-pieces",
+        "3",
+        "--from",
+        out.to_str().unwrap(),
+        "--db",
+        db2.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(0));
+    let (code, json, _) = run(&["export", "--digest", "--json", "--quiet", "--db", db2.to_str().unwrap()]);
+    assert_eq!(code, Some(0));
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["digest"], digest.as_str());
+    assert_eq!(v["retrograde_files"][0]["name"], "ostle_6_retrograde_output0000.txt");
+    // Bad input: exit code 2 and one line naming the file.
+    let (code, _, err) = run(&["import", "--from", "/nonexistent-ostle-dir", "--db", db2.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("/nonexistent-ostle-dir"), "{err}");
+    for d in [db, out, db2] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
