@@ -65,9 +65,15 @@ fn files_of(dir: &Path) -> Vec<(String, Vec<u8>)> {
 #[test]
 fn export_import_export_is_byte_identical() {
     let db = solved_db("rt-db");
+    // With a stored BFS (the whole reachable graph of the 3x3 board), its files too.
+    let r =
+        ostledb::solve::bfs::bfs_layers(&geom(), ostledb::solve::bfs::Convention::Published, 200, u64::MAX, &Silent);
+    let layers: Vec<&[u64]> = (0..=r.nodes.max_depth()).filter_map(|d| r.nodes.layer(d)).collect();
+    ostledb::store::bfs::write(&db, &geom(), ostledb::solve::bfs::Convention::Published, true, true, &layers).unwrap();
     let (a, b, db2) = (tmpdir("rt-a"), tmpdir("rt-b"), tmpdir("rt-db2"));
     let first = export_to(&db, Some(&a));
     assert!(first.retrograde_files.len() > 3, "{first:?}");
+    assert!(!first.bfs_files.is_empty() && first.bfs_files[0].name == "ostle_6_bfs_output0000.txt", "{first:?}");
     assert_eq!(first.retrograde_files[0].name, "ostle_6_retrograde_output0000.txt");
     assert!(first.retrograde_files.iter().rev().skip(1).all(|f| f.lines == LINES));
     // The digest without writing equals the digest of the files written.
@@ -75,6 +81,7 @@ fn export_import_export_is_byte_identical() {
     let s = import(&geom(), &a, &db2, &pack_opts(), &Silent).expect("import");
     assert_eq!(s.positions, first.positions);
     assert!(s.derived > 0, "the 3x3 board has positions whose node 0 is trivial");
+    assert_eq!((s.bfs_files, s.bfs_nodes), (first.bfs_files.len(), r.total_nodes));
     let second = export_to(&db2, Some(&b));
     assert_eq!(second, first);
     assert_eq!(files_of(&a), files_of(&b));
@@ -90,6 +97,18 @@ fn export_import_export_is_byte_identical() {
     assert!(matches!(again, Err(Error::InvalidArgument(_))), "{again:?}");
     // Importing over an existing database is refused.
     assert!(import(&geom(), &a, &db2, &pack_opts(), &Silent).is_err());
+    // A damaged BFS line is refused with its file and line.
+    let bfs0 = a.join(&first.bfs_files[0].name);
+    let good = std::fs::read_to_string(&bfs0).unwrap();
+    for (from, to) in [(",", ",,"), (",", ",x"), (",", ",checkmate,")] {
+        std::fs::write(&bfs0, good.replacen(from, to, 1)).unwrap();
+        let db3 = tmpdir("rt-db3");
+        match import(&geom(), &a, &db3, &pack_opts(), &Silent) {
+            Err(Error::BadInput { line: 1, .. }) => {}
+            other => panic!("{from} -> {to}: {other:?}"),
+        }
+        let _ = std::fs::remove_dir_all(db3);
+    }
     for d in [db, a, b, db2] {
         let _ = std::fs::remove_dir_all(d);
     }
@@ -300,6 +319,61 @@ fn the_cli_exports_a_digest_and_imports() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("/nonexistent-ostle-dir"), "{err}");
     for d in [db, out, db2] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+/// BFS files from a stored search (depth 6 of the real game): one line per position with
+/// a reached node, in ascending code order across files, `checkmate` exactly on immediate
+/// wins, and every field the depth the search in memory gives that node (empty when it
+/// was not reached); their digest comes first in the set digest.
+#[test]
+fn bfs_files_hold_every_reached_node_at_its_depth() {
+    use ostledb::game::moves::is_immediate_win;
+    use ostledb::game::notation::base64_to_code;
+    use ostledb::solve::bfs::{Convention, bfs_layers};
+    use ostledb::store::bfs::{BfsFile, write};
+    use ostledb::store::published::export::export_bfs;
+    use ostledb::store::published::set_digest;
+    let g = Geometry::standard();
+    let r = bfs_layers(g, Convention::Published, 6, u64::MAX, &Silent);
+    let dir = tmpdir("bfs-store");
+    let layers: Vec<&[u64]> = (0..=r.nodes.max_depth()).filter_map(|d| r.nodes.layer(d)).collect();
+    write(&dir, g, Convention::Published, true, false, &layers).unwrap();
+    let bfs = BfsFile::open(&dir, g, Convention::Published).unwrap().unwrap();
+    let out = tmpdir("bfs-out");
+    std::fs::create_dir_all(&out).unwrap();
+    let files = export_bfs(g, &bfs, 10, 5_000, Some(&out), &Silent).unwrap();
+    assert!(files.len() > 2, "{} files", files.len());
+    let (mut last, mut fields_seen, mut lines) = (None, 0u64, 0u64);
+    for f in &files {
+        let text = std::fs::read_to_string(out.join(&f.name)).unwrap();
+        assert_eq!(text.lines().count() as u64, f.lines);
+        for line in text.lines() {
+            lines += 1;
+            let mut parts = line.split(',');
+            let code = base64_to_code(parts.next().unwrap()).unwrap();
+            assert!(last.is_none_or(|l| l < code), "ascending codes");
+            last = Some(code);
+            let mut rest: Vec<&str> = parts.collect();
+            let mate = is_immediate_win(g, &Position::from_code(code));
+            assert_eq!(rest.first() == Some(&"checkmate"), mate, "{line}");
+            if mate {
+                rest.remove(0);
+            }
+            assert_eq!(rest.len(), 25, "{line}");
+            for (j, field) in rest.iter().enumerate() {
+                let want = r.nodes.depth_of(code, j);
+                let got = (!field.is_empty()).then(|| field.parse::<u32>().unwrap());
+                assert_eq!(got, want, "{line} field {j}");
+                fields_seen += got.is_some() as u64;
+            }
+        }
+    }
+    assert_eq!(fields_seen, r.total_nodes, "every node once");
+    assert!(lines > 0 && lines < r.total_nodes);
+    assert_eq!(set_digest(files.iter().map(|f| f.sha256.as_str())).len(), 64);
+    for d in [dir, out] {
         let _ = std::fs::remove_dir_all(d);
     }
 }

@@ -23,7 +23,7 @@ pub enum Format {
 /// Arguments of `ostledb export`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  ostledb export --format published --db ostle.db --out ./published     # (4,4): 161 files, 4.7 GB\n  ostledb export --digest --db ostle.db                                  # the digest only, no files\n  ostledb export --digest --verbose --max-pieces 8\n  python3 tools/published-digest.py ./published                          # the same digest from the files\n\nFiles `ostle_<n>_retrograde_output<NNNN>.txt`, numbered from 0000, of 1,000,000 lines\n(the last shorter), positions in ascending canonical code over every phase with at\nmost n pieces. A field is the published value v = N - 1 of a node (N plies; even v: the\nside to move wins), `0` for a draw, empty for a node no move leads to; an\nimmediate-win position is `code,checkmate`. The database holds no BFS depths, so no\nBFS files are written. The digest follows the published recipe: sha256 of every file's\nlines joined by LF, then sha256 of those hex digests concatenated in file-name order."
+    after_help = "Examples:\n  ostledb export --format published --db ostle.db --out ./published     # (4,4): 161 files, 4.7 GB\n  ostledb export --digest --db ostle.db                                  # the digest only, no files\n  ostledb export --digest --verbose --max-pieces 8\n  python3 tools/published-digest.py ./published                          # the same digest from the files\n\nFiles `ostle_<n>_retrograde_output<NNNN>.txt`, numbered from 0000, of 1,000,000 lines\n(the last shorter), positions in ascending canonical code over every phase with at\nmost n pieces. A field is the published value v = N - 1 of a node (N plies; even v: the\nside to move wins), `0` for a draw, empty for a node no move leads to; an\nimmediate-win position is `code,checkmate`. With a stored BFS (`ostledb bfs --store`) the\nBFS files `ostle_<n>_bfs_output<NNNN>.txt` come first: a line per position with a\nreached node, `checkmate` after the code of an immediate win, field j the depth of node j.\nThe digest follows the published recipe: sha256 of every file's lines joined by LF,\nthen sha256 of those hex digests concatenated in file-name order (BFS files first)."
 )]
 pub struct ExportArgs {
     /// The output format.
@@ -64,7 +64,10 @@ pub fn run(args: ExportArgs) -> Result<(), Error> {
     let t = Instant::now();
     let db = Database::open(&args.common.db)?;
     let reporter = CliReporter::new(args.common.quiet);
-    reporter.note("the database stores no BFS depths: only retrograde files are exported");
+    if db.bfs()?.is_none() {
+        reporter
+            .note("the database stores no BFS (`ostledb bfs --store` adds one): only retrograde files are exported");
+    }
     let opts = ExportOptions { max_pieces: args.max_pieces, ..ExportOptions::default() };
     let out = (!args.digest).then_some(args.out.as_path());
     let summary = export(&db, &opts, out, &reporter)?;
@@ -84,12 +87,12 @@ pub fn run(args: ExportArgs) -> Result<(), Error> {
             text.push_str(&format!("{}  {}  {} lines\n", f.sha256, f.name, thousands(f.lines)));
         }
     }
-    let bytes: u64 = summary.retrograde_files.iter().map(|f| f.bytes).sum();
+    let all: Vec<_> = summary.bfs_files.iter().chain(&summary.retrograde_files).collect();
+    let bytes: u64 = all.iter().map(|f| f.bytes).sum();
+    let kinds = format!("{} BFS + {} retrograde files", summary.bfs_files.len(), summary.retrograde_files.len());
     let what = match out {
-        Some(o) => {
-            format!("wrote {} files ({} bytes) to {}", summary.retrograde_files.len(), thousands(bytes), o.display())
-        }
-        None => format!("{} files ({} bytes) not written", summary.retrograde_files.len(), thousands(bytes)),
+        Some(o) => format!("wrote {kinds} ({} bytes) to {}", thousands(bytes), o.display()),
+        None => format!("{kinds} ({} bytes) not written", thousands(bytes)),
     };
     text.push_str(&format!(
         "digest {}\n{} positions with at most {} pieces; {what} in {seconds:.1} s\n",

@@ -44,8 +44,8 @@ pub fn run(args: ImportArgs) -> Result<(), Error> {
     let g = Geometry::new(args.side, args.start_pieces)?;
     let reporter = CliReporter::new(args.common.quiet);
     let s = import(&g, &args.from, &args.common.db, &args.store.options(), &reporter)?;
-    if s.bfs_files_ignored > 0 {
-        reporter.note(&format!("{} BFS files ignored: a database stores no BFS depths", s.bfs_files_ignored));
+    if s.bfs_files > 0 {
+        reporter.note(&format!("{} BFS files: {} nodes stored with their depths", s.bfs_files, thousands(s.bfs_nodes)));
     }
     if args.json {
         return emit_json(&s);

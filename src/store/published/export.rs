@@ -267,8 +267,93 @@ pub fn export(
             format!("{written} positions read, the phases hold {total}"),
         ));
     }
-    let digest = set_digest(done.iter().map(|f| f.sha256.as_str()));
-    Ok(ExportSummary { max_pieces: max, positions: total, bfs_files: Vec::new(), retrograde_files: done, digest })
+    let bfs_files = match db.bfs()? {
+        Some(b) => export_bfs(geom, b, max, opts.lines_per_file, out, reporter)?,
+        None => Vec::new(),
+    };
+    let digest = set_digest(bfs_files.iter().chain(&done).map(|f| f.sha256.as_str()));
+    Ok(ExportSummary { max_pieces: max, positions: total, bfs_files, retrograde_files: done, digest })
+}
+
+/// Write the published BFS files of a stored breadth-first search: one line per position
+/// with at most `max` pieces that has a reached node, in ascending code order: the code,
+/// `checkmate` for an immediate-win position, then 25 fields, field j the depth of node
+/// (position, j), empty when the search did not reach it.
+pub fn export_bfs(
+    geom: &crate::game::Geometry,
+    bfs: &crate::store::bfs::BfsFile,
+    max: u32,
+    lines_per_file: u64,
+    out: Option<&Path>,
+    reporter: &dyn Reporter,
+) -> Result<Vec<ExportedFile>, Error> {
+    use crate::solve::bfs::{key_code, key_index};
+    let mut output = Output { dir: out.map(Path::to_path_buf), current: None, done: Vec::new() };
+    let (mut in_file, mut files) = (0u64, 0u64);
+    let mut line = String::new();
+    let mut text = String::new();
+    let mut fields = [None::<u8>; 25];
+    let mut current: Option<u64> = None;
+    reporter.begin("export BFS", bfs.summary().nodes);
+    let mut flush_position = |code: u64, fields: &mut [Option<u8>; 25], text: &mut String| -> Result<(), Error> {
+        let pos = Position::from_code(code);
+        if pos.phase().pieces() <= max {
+            line.clear();
+            line.push_str(&code_to_base64(code));
+            if crate::game::moves::is_immediate_win(geom, &pos) {
+                line.push_str(",checkmate");
+            }
+            for f in fields.iter() {
+                line.push(',');
+                if let Some(d) = f {
+                    line.push_str(&d.to_string());
+                }
+            }
+            line.push('\n');
+            if in_file == 0 {
+                output.open(file_name(max, Kind::Bfs, files))?;
+                files += 1;
+            }
+            text.push_str(&line);
+            in_file += 1;
+            if in_file == lines_per_file || text.len() > 1 << 22 {
+                output.write(text, newlines(text))?;
+                text.clear();
+            }
+            if in_file == lines_per_file {
+                output.close()?;
+                in_file = 0;
+            }
+        }
+        *fields = [None; 25];
+        Ok(())
+    };
+    bfs.for_each_block(|block| {
+        for &(key, depth) in block {
+            let code = key_code(key);
+            if current.is_some_and(|c| c != code) {
+                flush_position(current.expect("checked"), &mut fields, &mut text)?;
+            }
+            current = Some(code);
+            fields[key_index(key)] = Some(depth);
+        }
+        reporter.advance(block.len() as u64);
+        Ok(())
+    })?;
+    if let Some(c) = current {
+        flush_position(c, &mut fields, &mut text)?;
+    }
+    drop(flush_position);
+    if !text.is_empty() {
+        output.write(&text, newlines(&text))?;
+    }
+    output.close()?;
+    reporter.end();
+    Ok(output.done)
+}
+
+fn newlines(text: &str) -> u64 {
+    text.bytes().filter(|&b| b == b'\n').count() as u64
 }
 
 /// What the producer sends the writer thread.

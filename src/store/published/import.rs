@@ -41,8 +41,10 @@ pub struct ImportSummary {
     pub max_pieces: u32,
     /// Retrograde files read.
     pub files: usize,
-    /// BFS files found beside them (not read: a database stores no BFS depths).
-    pub bfs_files_ignored: usize,
+    /// BFS files read (into the database's `bfs-published.zst`).
+    pub bfs_files: usize,
+    /// Nodes they hold.
+    pub bfs_nodes: u64,
     /// Positions imported.
     pub positions: u64,
     /// Positions whose base value was computed from their moves (node 0 trivial and the
@@ -54,15 +56,15 @@ pub struct ImportSummary {
 
 /// The retrograde files of a directory, in order, and their piece count; also the
 /// number of BFS files present.
-pub fn list_files(from: &Path) -> Result<(u32, Vec<PathBuf>, usize), Error> {
+pub fn list_files(from: &Path) -> Result<(u32, Vec<PathBuf>, Vec<PathBuf>), Error> {
     let mut found: Vec<(u64, String)> = Vec::new();
     let mut n: Option<u32> = None;
-    let mut bfs = 0;
+    let mut bfs: Vec<(u64, u32, String)> = Vec::new();
     for e in std::fs::read_dir(from).map_err(io(from))? {
         let name = e.map_err(io(from))?.file_name().to_string_lossy().into_owned();
         let Some((m, kind, number)) = parse_file_name(&name) else { continue };
         if kind == Kind::Bfs {
-            bfs += 1;
+            bfs.push((number, m, name));
             continue;
         }
         if let Some(k) = n
@@ -95,7 +97,87 @@ pub fn list_files(from: &Path) -> Result<(u32, Vec<PathBuf>, usize), Error> {
             });
         }
     }
-    Ok((n, found.into_iter().map(|(_, name)| from.join(name)).collect(), bfs))
+    bfs.sort();
+    for (i, (number, m, name)) in bfs.iter().enumerate() {
+        if *m != n || *number != i as u64 {
+            return Err(Error::InvalidArgument(format!(
+                "{}: BFS files must be numbered from 0000 without gaps and have the retrograde files' piece count {n}",
+                from.join(name).display()
+            )));
+        }
+    }
+    Ok((
+        n,
+        found.into_iter().map(|(_, name)| from.join(name)).collect(),
+        bfs.into_iter().map(|(_, _, name)| from.join(name)).collect(),
+    ))
+}
+
+/// Read published BFS files (in order) into the database's stored BFS (published
+/// convention). Every line is checked: a canonical position with at most `n` pieces,
+/// codes ascending, `checkmate` exactly on immediate wins, 25 fields, each empty or a
+/// depth below 256, at least one not empty. Returns the nodes read.
+pub fn import_bfs(geom: &Geometry, n: u32, files: &[PathBuf], db: &Path) -> Result<u64, Error> {
+    use crate::solve::bfs::{Convention, node_key};
+    let mut layers: Vec<Vec<u64>> = Vec::new();
+    let mut last: Option<u64> = None;
+    let mut nodes = 0u64;
+    for path in files {
+        let f = File::open(path).map_err(io(path))?;
+        for (k, line) in BufReader::with_capacity(1 << 20, f).lines().enumerate() {
+            let line = line.map_err(io(path))?;
+            let bad = |reason: String| Error::BadInput { path: path.clone(), line: k as u64 + 1, reason };
+            let line = line.trim_end();
+            let mut parts = line.split(',');
+            let code = crate::game::notation::base64_to_code(parts.next().unwrap_or(""))
+                .map_err(|e| bad(format!("bad code: {e}")))?;
+            let pos = crate::game::Position::from_code(code);
+            let live = code >> 55 == 0 && pos.validate(geom).is_ok() && pos.phase().pieces() <= n;
+            if !live || crate::game::symmetry::canonical_code(geom, &pos) != code {
+                return Err(bad(format!(
+                    "{} is not a canonical position with at most {n} pieces",
+                    code_to_base64(code)
+                )));
+            }
+            if last.is_some_and(|l| l >= code) {
+                return Err(bad("codes must ascend".into()));
+            }
+            last = Some(code);
+            let mut fields: Vec<&str> = parts.collect();
+            let mate = crate::game::moves::is_immediate_win(geom, &pos);
+            if mate != (fields.first() == Some(&super::CHECKMATE)) {
+                return Err(bad(format!(
+                    "`checkmate` belongs exactly after immediate wins; this position is {}one",
+                    if mate { "" } else { "not " }
+                )));
+            }
+            if mate {
+                fields.remove(0);
+            }
+            if fields.len() != super::FIELDS {
+                return Err(bad(format!("{} fields after the code, not {}", fields.len(), super::FIELDS)));
+            }
+            let mut any = false;
+            for (j, f) in fields.iter().enumerate() {
+                if f.is_empty() {
+                    continue;
+                }
+                let d: u8 = f.parse().map_err(|_| bad(format!("field {j} is `{f}`, not a depth 0..=255")))?;
+                if layers.len() <= d as usize {
+                    layers.resize(d as usize + 1, Vec::new());
+                }
+                layers[d as usize].push(node_key(code, j));
+                any = true;
+                nodes += 1;
+            }
+            if !any {
+                return Err(bad("no field holds a depth".into()));
+            }
+        }
+    }
+    let refs: Vec<&[u64]> = layers.iter().map(|l| l.as_slice()).collect();
+    crate::store::bfs::write(db, geom, Convention::Published, true, false, &refs)?;
+    Ok(nodes)
 }
 
 /// One parsed line.
@@ -378,10 +460,12 @@ pub fn import(
         crate::solve::checkpoint::save(db, geom, &values)?;
     }
     let meta = pack(db, geom, n, opts, |_| {})?;
+    let bfs_nodes = if bfs.is_empty() { 0 } else { import_bfs(geom, n, &bfs, db)? };
     Ok(ImportSummary {
         max_pieces: n,
         files: files.len(),
-        bfs_files_ignored: bfs,
+        bfs_files: bfs.len(),
+        bfs_nodes,
         positions: index.len(),
         derived,
         meta,
