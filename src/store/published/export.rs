@@ -56,7 +56,7 @@ pub struct ExportSummary {
     pub max_pieces: u32,
     /// Positions, one line each.
     pub positions: u64,
-    /// BFS files (none: the database stores no BFS depths).
+    /// BFS files (none when the database stores no BFS).
     pub bfs_files: Vec<ExportedFile>,
     /// The retrograde files, in order.
     pub retrograde_files: Vec<ExportedFile>,
@@ -343,7 +343,6 @@ pub fn export_bfs(
     if let Some(c) = current {
         flush_position(c, &mut fields, &mut text)?;
     }
-    drop(flush_position);
     if !text.is_empty() {
         output.write(&text, newlines(&text))?;
     }
