@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 use crate::error::Error;
 use crate::game::{Geometry, Phase};
 use crate::solve::bfs::Convention;
-use crate::store::file::{checksum, corrupt, io, le_u32, le_u64, prefix, sync_dir, temp_name};
+use crate::store::file::{check_header, checksum, corrupt, io, le_u32, le_u64, prefix, sync_dir, temp_name};
 
 /// The first 8 bytes of a BFS file.
 pub const MAGIC: [u8; 8] = *b"OSTLEBFS";
@@ -132,104 +132,98 @@ pub fn write(
     std::fs::create_dir_all(dir).map_err(io(dir))?;
     let path = dir.join(file_name(convention));
     let tmp = temp_name(&path);
-    let r = write_to(&tmp, geom, convention, expand_checkmates, complete, layers);
+    let r = (|| -> Result<u64, Error> {
+        let f = File::create(&tmp).map_err(io(&tmp))?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+        w.write_all(&[0u8; HEADER_LEN]).map_err(io(&tmp))?;
+        // Merge the sorted layers into one ascending run of (key, depth).
+        let mut at = vec![0usize; layers.len()];
+        let mut heap: std::collections::BinaryHeap<std::cmp::Reverse<(u64, usize)>> = layers
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| !l.is_empty())
+            .map(|(d, l)| std::cmp::Reverse((l[0], d)))
+            .collect();
+        let mut entries = Vec::new();
+        let mut offset = HEADER_LEN as u64;
+        let mut block: Vec<(u64, u8)> = Vec::with_capacity(BLOCK_KEYS as usize);
+        let mut last: Option<u64> = None;
+        let mut flush = |block: &mut Vec<(u64, u8)>, w: &mut std::io::BufWriter<File>| -> Result<(), Error> {
+            if block.is_empty() {
+                return Ok(());
+            }
+            let z = zstd::bulk::compress(&encode(block), 19).map_err(io(&tmp))?;
+            w.write_all(&z).map_err(io(&tmp))?;
+            entries.push(Entry {
+                first: block[0].0,
+                offset,
+                len: z.len() as u32,
+                count: block.len() as u32,
+                sum: checksum(&z),
+            });
+            offset += z.len() as u64;
+            block.clear();
+            Ok(())
+        };
+        while let Some(std::cmp::Reverse((k, d))) = heap.pop() {
+            if last.is_some_and(|l| l >= k) {
+                return Err(Error::InvalidArgument(format!("BFS key {k} is repeated or out of order")));
+            }
+            last = Some(k);
+            block.push((k, d as u8));
+            at[d] += 1;
+            if let Some(&next) = layers[d].get(at[d]) {
+                heap.push(std::cmp::Reverse((next, d)));
+            }
+            if block.len() == BLOCK_KEYS as usize {
+                flush(&mut block, &mut w)?;
+            }
+        }
+        flush(&mut block, &mut w)?;
+        let mut index = Vec::with_capacity(entries.len() * ENTRY_LEN + layers.len() * 8);
+        for e in &entries {
+            index.extend_from_slice(&e.first.to_le_bytes());
+            index.extend_from_slice(&e.offset.to_le_bytes());
+            index.extend_from_slice(&e.len.to_le_bytes());
+            index.extend_from_slice(&e.count.to_le_bytes());
+            index.extend_from_slice(&e.sum.to_le_bytes());
+        }
+        for l in layers {
+            index.extend_from_slice(&(l.len() as u64).to_le_bytes());
+        }
+        w.write_all(&index).map_err(io(&tmp))?;
+        let len = offset + index.len() as u64;
+        let nodes: u64 = layers.iter().map(|l| l.len() as u64).sum();
+        let mut h = [0u8; HEADER_LEN];
+        let start = geom.start_pieces();
+        h[0..16].copy_from_slice(&prefix(&MAGIC, VERSION, geom, Phase::new(start, start)));
+        h[16] = match convention {
+            Convention::Published => 0,
+            Convention::Strict => 1,
+        };
+        h[17] = expand_checkmates as u8;
+        h[18] = complete as u8;
+        h[20..24].copy_from_slice(&(layers.len() as u32).to_le_bytes());
+        h[24..32].copy_from_slice(&nodes.to_le_bytes());
+        h[32..36].copy_from_slice(&BLOCK_KEYS.to_le_bytes());
+        h[36..40].copy_from_slice(&(entries.len() as u32).to_le_bytes());
+        h[40..48].copy_from_slice(&offset.to_le_bytes());
+        h[48..56].copy_from_slice(&len.to_le_bytes());
+        h[56..64].copy_from_slice(&checksum(&index).to_le_bytes());
+        let sum = checksum(&h[..72]);
+        h[72..80].copy_from_slice(&sum.to_le_bytes());
+        let mut f = w.into_inner().map_err(|e| Error::Io { path: tmp.clone(), source: e.into_error() })?;
+        f.seek(SeekFrom::Start(0)).map_err(io(&tmp))?;
+        f.write_all(&h).map_err(io(&tmp))?;
+        f.sync_all().map_err(io(&tmp))?;
+        Ok(len)
+    })();
     if r.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
     let len = r?;
     std::fs::rename(&tmp, &path).map_err(io(&path))?;
     sync_dir(dir)?;
-    Ok(len)
-}
-
-fn write_to(
-    tmp: &Path,
-    geom: &Geometry,
-    convention: Convention,
-    expand_checkmates: bool,
-    complete: bool,
-    layers: &[&[u64]],
-) -> Result<u64, Error> {
-    let tmp = tmp.to_path_buf();
-    let f = File::create(&tmp).map_err(io(&tmp))?;
-    let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
-    w.write_all(&[0u8; HEADER_LEN]).map_err(io(&tmp))?;
-    // Merge the sorted layers into one ascending run of (key, depth).
-    let mut at = vec![0usize; layers.len()];
-    let mut heap: std::collections::BinaryHeap<std::cmp::Reverse<(u64, usize)>> =
-        layers.iter().enumerate().filter(|(_, l)| !l.is_empty()).map(|(d, l)| std::cmp::Reverse((l[0], d))).collect();
-    let mut entries = Vec::new();
-    let mut offset = HEADER_LEN as u64;
-    let mut block: Vec<(u64, u8)> = Vec::with_capacity(BLOCK_KEYS as usize);
-    let mut last: Option<u64> = None;
-    let mut flush = |block: &mut Vec<(u64, u8)>, w: &mut std::io::BufWriter<File>| -> Result<(), Error> {
-        if block.is_empty() {
-            return Ok(());
-        }
-        let z = zstd::bulk::compress(&encode(block), 19).map_err(io(&tmp))?;
-        w.write_all(&z).map_err(io(&tmp))?;
-        entries.push(Entry {
-            first: block[0].0,
-            offset,
-            len: z.len() as u32,
-            count: block.len() as u32,
-            sum: checksum(&z),
-        });
-        offset += z.len() as u64;
-        block.clear();
-        Ok(())
-    };
-    while let Some(std::cmp::Reverse((k, d))) = heap.pop() {
-        if last.is_some_and(|l| l >= k) {
-            return Err(Error::InvalidArgument(format!("BFS key {k} is repeated or out of order")));
-        }
-        last = Some(k);
-        block.push((k, d as u8));
-        at[d] += 1;
-        if let Some(&next) = layers[d].get(at[d]) {
-            heap.push(std::cmp::Reverse((next, d)));
-        }
-        if block.len() == BLOCK_KEYS as usize {
-            flush(&mut block, &mut w)?;
-        }
-    }
-    flush(&mut block, &mut w)?;
-    let mut index = Vec::with_capacity(entries.len() * ENTRY_LEN + layers.len() * 8);
-    for e in &entries {
-        index.extend_from_slice(&e.first.to_le_bytes());
-        index.extend_from_slice(&e.offset.to_le_bytes());
-        index.extend_from_slice(&e.len.to_le_bytes());
-        index.extend_from_slice(&e.count.to_le_bytes());
-        index.extend_from_slice(&e.sum.to_le_bytes());
-    }
-    for l in layers {
-        index.extend_from_slice(&(l.len() as u64).to_le_bytes());
-    }
-    w.write_all(&index).map_err(io(&tmp))?;
-    let len = offset + index.len() as u64;
-    let nodes: u64 = layers.iter().map(|l| l.len() as u64).sum();
-    let mut h = [0u8; HEADER_LEN];
-    let start = geom.start_pieces();
-    h[0..16].copy_from_slice(&prefix(&MAGIC, VERSION, geom, Phase::new(start, start)));
-    h[16] = match convention {
-        Convention::Published => 0,
-        Convention::Strict => 1,
-    };
-    h[17] = expand_checkmates as u8;
-    h[18] = complete as u8;
-    h[20..24].copy_from_slice(&(layers.len() as u32).to_le_bytes());
-    h[24..32].copy_from_slice(&nodes.to_le_bytes());
-    h[32..36].copy_from_slice(&BLOCK_KEYS.to_le_bytes());
-    h[36..40].copy_from_slice(&(entries.len() as u32).to_le_bytes());
-    h[40..48].copy_from_slice(&offset.to_le_bytes());
-    h[48..56].copy_from_slice(&len.to_le_bytes());
-    h[56..64].copy_from_slice(&checksum(&index).to_le_bytes());
-    let sum = checksum(&h[..72]);
-    h[72..80].copy_from_slice(&sum.to_le_bytes());
-    let mut f = w.into_inner().map_err(|e| Error::Io { path: tmp.clone(), source: e.into_error() })?;
-    f.seek(SeekFrom::Start(0)).map_err(io(&tmp))?;
-    f.write_all(&h).map_err(io(&tmp))?;
-    f.sync_all().map_err(io(&tmp))?;
     Ok(len)
 }
 
@@ -267,22 +261,7 @@ impl BfsFile {
         }
         let mut h = [0u8; HEADER_LEN];
         file.read_exact(&mut h).map_err(io(&path))?;
-        if h[0..8] != MAGIC {
-            return Err(corrupt(&path, "not an ostledb BFS file (bad magic bytes)"));
-        }
-        let version = le_u32(&h, 8);
-        if version != VERSION {
-            return Err(corrupt(
-                &path,
-                format!("BFS file format version {version}; this ostledb reads version {VERSION}"),
-            ));
-        }
-        if checksum(&h[..72]) != le_u64(&h, 72) {
-            return Err(corrupt(&path, "header checksum mismatch"));
-        }
-        if (h[12] as u32, h[13] as u32) != (geom.side(), geom.start_pieces()) {
-            return Err(corrupt(&path, format!("made for a {}x{} board with {} pieces a side", h[12], h[12], h[13])));
-        }
+        check_header(&path, &h, &MAGIC, VERSION, "BFS file", geom)?;
         let want = match convention {
             Convention::Published => 0,
             Convention::Strict => 1,

@@ -104,3 +104,31 @@ pub fn sync_dir(dir: &Path) -> Result<(), Error> {
 pub fn put(w: &mut impl Write, bytes: &[u8]) -> std::io::Result<()> {
     w.write_all(bytes)
 }
+
+/// Check the start every checksummed header shares: `magic`, format `version`, a
+/// header checksum in its last 8 bytes (XXH3-64 of the bytes before it) and the board
+/// (bytes 12 and 13). `what` names the kind of file in the messages ("value file").
+pub fn check_header(
+    path: &Path,
+    h: &[u8],
+    magic: &[u8; 8],
+    version: u32,
+    what: &str,
+    geom: &crate::game::Geometry,
+) -> Result<(), Error> {
+    if h[0..8] != *magic {
+        return Err(corrupt(path, format!("not an ostledb {what} (bad magic bytes)")));
+    }
+    let found = le_u32(h, 8);
+    if found != version {
+        return Err(corrupt(path, format!("{what} format version {found}; this ostledb reads version {version}")));
+    }
+    let end = h.len() - 8;
+    if checksum(&h[..end]) != le_u64(h, end) {
+        return Err(corrupt(path, "header checksum mismatch"));
+    }
+    if (h[12] as u32, h[13] as u32) != (geom.side(), geom.start_pieces()) {
+        return Err(corrupt(path, format!("made for a {}x{} board with {} pieces a side", h[12], h[12], h[13])));
+    }
+    Ok(())
+}

@@ -27,7 +27,7 @@ use crate::error::Error;
 use crate::game::{Geometry, Phase};
 use crate::solve::retrograde::PhaseValues;
 use crate::store::cache::{BlockCache, DEFAULT_CACHE_BYTES, Decoded};
-use crate::store::file::{checksum, corrupt, io, le_u32, le_u64, prefix, sync_dir, temp_name};
+use crate::store::file::{check_header, checksum, corrupt, io, le_u32, le_u64, prefix, sync_dir, temp_name};
 
 /// The first 8 bytes of a value file.
 pub const MAGIC: [u8; 8] = *b"OSTLEVZB";
@@ -282,22 +282,7 @@ impl ValueFile {
             return Err(corrupt(&path, format!("{len} bytes, shorter than its {HEADER_LEN}-byte header")));
         }
         file.read_exact(&mut h).map_err(io(&path))?;
-        if h[0..8] != MAGIC {
-            return Err(corrupt(&path, "not an ostledb value file (bad magic bytes)"));
-        }
-        let version = le_u32(&h, 8);
-        if version != VERSION {
-            return Err(corrupt(
-                &path,
-                format!("value file format version {version}; this ostledb reads version {VERSION}"),
-            ));
-        }
-        if checksum(&h[..56]) != le_u64(&h, 56) {
-            return Err(corrupt(&path, "header checksum mismatch"));
-        }
-        if (h[12] as u32, h[13] as u32) != (geom.side(), geom.start_pieces()) {
-            return Err(corrupt(&path, format!("made for a {}x{} board with {} pieces a side", h[12], h[12], h[13])));
-        }
+        check_header(&path, &h, &MAGIC, VERSION, "value file", geom)?;
         if (h[14] as u32, h[15] as u32) != (phase.player, phase.opponent) {
             return Err(corrupt(&path, format!("holds phase ({},{}), expected {phase}", h[14], h[15])));
         }
