@@ -17,7 +17,8 @@ fn main() {
             return;
         }
     };
-    let r = latency::measure(&db, n, 1).expect("measure");
+    let repeat: usize = std::env::var("OSTLEDB_REPEAT").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
+    let r = latency::measure_repeated(&db, n, 1, repeat).expect("measure");
     println!("{:<14} {:>8} {:>10} {:>10} {:>10} {:>10}", "call", "calls", "p50 us", "p99 us", "max us", "mean us");
     for (name, p) in [
         ("probe cold", &r.probe_cold),

@@ -1,9 +1,10 @@
 //! Decoded value blocks kept in memory, shared by the value files of a database, up to a
 //! byte budget; the least recently used block is evicted first.
 //!
-//! A block is kept compact: the base value code of every position (2 bytes) and, for the
-//! few positions with a special move, their in-block offset and packed special part. A
-//! record is rebuilt on access (a binary search among the block's specials), so the
+//! A block is kept compact: the base value code of every position (2 bytes), a bit per
+//! position saying whether it has a special move with a count of those before every 64
+//! positions, and the packed special parts. A record is rebuilt on access with a few
+//! reads (base, bit, count, special), so the
 //! whole (4,4) phase fits in about 0.4 GB instead of 1.3 GB of packed records.
 
 use std::collections::HashMap;
@@ -16,7 +17,11 @@ pub const DEFAULT_CACHE_BYTES: usize = 512 << 20;
 #[derive(Debug, Default)]
 pub struct Decoded {
     base: Vec<u16>,
-    at: Vec<u32>,
+    /// Bit `i % 64` of word `i / 64`: position `i` has a special move.
+    has: Vec<u64>,
+    /// Positions with a special move before each word of `has` (a rank directory, so a
+    /// lookup is a few reads however many specials the block has).
+    before: Vec<u32>,
     special: Vec<u32>,
 }
 
@@ -24,11 +29,20 @@ impl Decoded {
     /// Build from packed records (see `schema/FORMAT.md`: base in bits 0..16, special
     /// value in 16..32, special move in 32..37).
     pub fn from_records(records: &[u64]) -> Decoded {
-        let mut d = Decoded { base: Vec::with_capacity(records.len()), ..Default::default() };
+        let words = records.len().div_ceil(64);
+        let mut d = Decoded {
+            base: Vec::with_capacity(records.len()),
+            has: vec![0; words],
+            before: Vec::with_capacity(words),
+            special: Vec::new(),
+        };
         for (i, &r) in records.iter().enumerate() {
+            if i % 64 == 0 {
+                d.before.push(d.special.len() as u32);
+            }
             d.base.push(r as u16);
             if (r >> 32) & 31 != 0 {
-                d.at.push(i as u32);
+                d.has[i / 64] |= 1 << (i % 64);
                 d.special.push((r >> 16) as u32 & 0x1f_ffff);
             }
         }
@@ -39,10 +53,12 @@ impl Decoded {
     #[inline]
     pub fn record(&self, i: usize) -> u64 {
         let base = self.base[i] as u64;
-        match self.at.binary_search(&(i as u32)) {
-            Ok(k) => base | (self.special[k] as u64) << 16,
-            Err(_) => base,
+        let (w, bit) = (self.has[i / 64], 1u64 << (i % 64));
+        if w & bit == 0 {
+            return base;
         }
+        let k = self.before[i / 64] as usize + (w & (bit - 1)).count_ones() as usize;
+        base | (self.special[k] as u64) << 16
     }
 
     /// Positions in the block.
@@ -57,15 +73,40 @@ impl Decoded {
 
     /// Bytes of memory it holds.
     pub fn bytes(&self) -> usize {
-        self.base.capacity() * 2 + self.at.capacity() * 4 + self.special.capacity() * 4 + 64
+        self.base.capacity() * 2
+            + self.has.capacity() * 8
+            + self.before.capacity() * 4
+            + self.special.capacity() * 4
+            + 96
     }
 }
 
 const SHARDS: usize = 16;
 
+/// Keys are (file, block) numbers: one multiply spreads them well enough, and is much
+/// cheaper than the default SipHash on this hot path.
+#[derive(Default, Clone, Copy)]
+struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8 | b as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+    fn write_u64(&mut self, k: u64) {
+        self.0 = k.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+type KeyMap<V> = HashMap<u64, V, std::hash::BuildHasherDefault<KeyHasher>>;
+
 #[derive(Default)]
 struct Shard {
-    map: HashMap<u64, (Arc<Decoded>, u64)>,
+    map: KeyMap<(Arc<Decoded>, u64)>,
     tick: u64,
     bytes: usize,
 }
@@ -94,6 +135,18 @@ impl BlockCache {
         // Consecutive blocks of one file go to different shards.
         let h = key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 60;
         &self.shards[h as usize % SHARDS]
+    }
+
+    /// `read(block)` of the block `key` if it is cached (without taking a reference to
+    /// it), else `None`.
+    #[inline]
+    pub fn with<T>(&self, key: u64, read: impl FnOnce(&Decoded) -> T) -> Option<T> {
+        let mut s = self.shard(key).lock().unwrap_or_else(|p| p.into_inner());
+        s.tick += 1;
+        let tick = s.tick;
+        let (d, t) = s.map.get_mut(&key)?;
+        *t = tick;
+        Some(read(d))
     }
 
     /// The block `key`, decoding it with `load` when it is not cached.

@@ -64,6 +64,12 @@ fn splitmix(x: &mut u64) -> u64 {
 /// drawn uniformly from all the database's positions), one thread, one call at a time.
 /// Every answer is checked against the other kind of call, so nothing is optimised away.
 pub fn measure(db: &Database, n: usize, seed: u64) -> Result<Latency, Error> {
+    measure_repeated(db, n, seed, 1)
+}
+
+/// [`measure`] with the warm passes repeated `repeat` times (the last one reported), for
+/// profiling the warm path.
+pub fn measure_repeated(db: &Database, n: usize, seed: u64, repeat: usize) -> Result<Latency, Error> {
     let g = db.geometry().clone();
     let total: u64 = db.index().phases().iter().map(|p| p.len()).sum();
     let mut rng = seed;
@@ -103,10 +109,16 @@ pub fn measure(db: &Database, n: usize, seed: u64) -> Result<Latency, Error> {
         let a = db.analyse(&boards[k], None)?;
         check(a.outcome == values[k], k)
     })?;
-    let analyse_warm = time(&mut |k| {
+    let mut analyse_warm = time(&mut |k| {
         let a = db.analyse(&boards[k], None)?;
         check(a.outcome == values[k], k)
     })?;
+    for _ in 1..repeat {
+        analyse_warm = time(&mut |k| {
+            let a = db.analyse(&boards[k], None)?;
+            check(a.outcome == values[k], k)
+        })?;
+    }
     Ok(Latency { probe_cold, probe_warm, analyse_cold, analyse_warm })
 }
 

@@ -417,6 +417,9 @@ impl ValueFile {
         }
         let b = (idx / self.block as u64) as u32;
         let i = (idx % self.block as u64) as usize;
+        if let Some(r) = self.cache.with(self.cache_id | b as u64, |d| d.record(i)) {
+            return Ok(r);
+        }
         Ok(self.decoded(b)?.record(i))
     }
 
