@@ -37,6 +37,7 @@ mod rank;
 #[cfg(feature = "sled")]
 mod sled;
 mod sorted;
+pub mod workload;
 
 /// A key -> index map of one phase.
 pub trait KeyIndex: Send + Sync {
@@ -275,6 +276,14 @@ pub fn build(backend: Backend, dir: &Path, index: &PhaseIndex) -> Result<(), Err
             Err(Error::BackendNotCompiled { backend: b.name().into(), feature: b.feature().unwrap_or_default().into() })
         }
     }
+}
+
+/// Build a `sled` tree over only `entries` (canonical code, index) of the phase of
+/// `index` in `dir` and open it: the `sled` baseline of `ostledb bench` on phases too
+/// large to copy into sled whole. Codes outside the subset are not found.
+#[cfg(feature = "sled")]
+pub fn build_sled_subset(dir: &Path, index: &PhaseIndex, entries: &[(u64, u64)]) -> Result<Box<dyn KeyIndex>, Error> {
+    Ok(Box::new(sled::build_subset(dir, index, entries)?))
 }
 
 /// Whether the files of `backend` for this phase are present in `dir` (always for `rank`).

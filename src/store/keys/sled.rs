@@ -206,6 +206,32 @@ pub(super) fn check(dir: &Path, index: &PhaseIndex) -> Result<u64, Error> {
     Ok(16 * n)
 }
 
+/// A baseline for phases too large to copy into sled whole (the 160,900,185 keys of the
+/// standard (4,4) at ~200 bytes per entry would be ~32 GB): a tree named `A-B-subset` in
+/// `dir/keys.sled` holding only `entries` (code, index), replaced if present, opened and
+/// returned. Lookups of codes outside the subset answer `None`. No marker: this tree is a
+/// scratch structure for `ostledb bench`, never part of a database.
+pub(super) fn build_subset(dir: &Path, index: &PhaseIndex, entries: &[(u64, u64)]) -> Result<Sled, Error> {
+    let path = db_path(dir, index);
+    let db = open_sled(&path)?;
+    let name = format!("{}-subset", tree_name(index));
+    db.drop_tree(&name).map_err(sled_error(&path))?;
+    let tree = db.open_tree(&name).map_err(sled_error(&path))?;
+    let mut sorted = entries.to_vec();
+    sorted.sort_unstable();
+    for part in sorted.chunks(BATCH) {
+        let mut batch = sled::Batch::default();
+        for &(code, i) in part {
+            batch.insert(&code.to_be_bytes(), &i.to_le_bytes());
+        }
+        tree.apply_batch(batch).map_err(sled_error(&path))?;
+    }
+    tree.flush().map_err(sled_error(&path))?;
+    db.flush().map_err(sled_error(&path))?;
+    let key_bytes = db.size_on_disk().map_err(sled_error(&path))?;
+    Ok(Sled { _db: db, tree, n: index.len(), key_bytes, path })
+}
+
 impl Sled {
     /// Open the phase's tree in `dir/keys.sled`, checking its marker.
     pub fn open(dir: &Path, index: &PhaseIndex) -> Result<Sled, Error> {
