@@ -3,4 +3,5 @@
 mod bruteforce;
 mod cli;
 mod examples;
+mod interesting;
 mod store;

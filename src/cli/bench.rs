@@ -331,7 +331,11 @@ pub fn run(args: BenchArgs) -> Result<(), Error> {
         let index_bytes = k.key_bytes();
         let keys_in = if subset { entries.len() as u64 } else { n };
         let note = if subset {
-            format!("a subset of {} of the {} keys", thousands(keys_in), thousands(n))
+            format!(
+                "a subset of {} of the {} keys, built and opened in one step (RSS open includes the build)",
+                thousands(keys_in),
+                thousands(n)
+            )
         } else {
             String::new()
         };

@@ -5,6 +5,7 @@ pub mod bench;
 pub mod bfs;
 pub mod db;
 pub mod inspect;
+pub mod interesting;
 pub mod pack;
 pub mod positions;
 pub mod progress;
@@ -54,6 +55,8 @@ pub enum Command {
     Index(pack::IndexArgs),
     /// Time the lookup backends of a database against each other.
     Bench(bench::BenchArgs),
+    /// Count and list draws where every capture loses, wins only by a sacrifice, wins only by hole moves.
+    Interesting(interesting::InterestingArgs),
     /// Breadth-first search from the initial position: the fewest plies to each node.
     Bfs(bfs::BfsArgs),
 }
@@ -122,6 +125,7 @@ pub fn run(cli: Cli) -> Result<(), Error> {
         Command::Bfs(a) => bfs::run(a),
         Command::Pack(a) => pack::run(a),
         Command::Bench(a) => bench::run(a),
+        Command::Interesting(a) => interesting::run(a),
         Command::Index(a) => pack::run_index(a),
     }
 }
