@@ -191,6 +191,9 @@ fn selected(args: &BenchArgs, db: &Database) -> Result<Vec<Backend>, Error> {
     Ok(out)
 }
 
+/// One access pattern's codes and the rank backend's answers.
+type KeySet = (Pattern, Vec<u64>, Vec<Option<u64>>);
+
 /// An opened index with its row's fixed figures.
 struct Opened {
     keys: Arc<dyn KeyIndex>,
@@ -259,7 +262,7 @@ pub fn run(args: BenchArgs) -> Result<(), Error> {
     // The key sets and the rank backend's answers, shared by every backend.
     let t = Instant::now();
     let rank = keys::open(Backend::Rank, &args.common.db, phase)?;
-    let mut sets = Vec::new();
+    let mut sets: Vec<KeySet> = Vec::new();
     for pattern in Pattern::ALL {
         let codes = workload::codes(&g, phase, parents, pattern, args.lookups.max(1), args.seed);
         let mut want = vec![None; codes.len()];
@@ -448,12 +451,7 @@ fn table(r: &BenchReport, db: &Path) -> String {
 
 /// The sled subset: every benchmarked key, then random keys of the phase until `max`
 /// (or the phase) is reached; (code, index) pairs, distinct.
-fn sled_subset(
-    phase: &PhaseIndex,
-    sets: &[(Pattern, Vec<u64>, Vec<Option<u64>>)],
-    max: u64,
-    seed: u64,
-) -> Vec<(u64, u64)> {
+fn sled_subset(phase: &PhaseIndex, sets: &[KeySet], max: u64, seed: u64) -> Vec<(u64, u64)> {
     let mut v: Vec<(u64, u64)> =
         sets.iter().flat_map(|s| s.1.iter().zip(&s.2).filter_map(|(&c, w)| w.map(|i| (c, i)))).collect();
     v.sort_unstable();
