@@ -41,9 +41,11 @@ Key sets: uniformly random positions; the children (moves that remove nothing) o
 positions, canonicalised: what the solver, verify --deep and query look up; consecutive
 positions in index order. Every answer must equal the rank backend's (exit code 1 if not).
 
-sled (cargo feature `sled`) stores ~200 bytes per key; for a phase of more than
---sled-keys keys it is built on a subset: every benchmarked key plus random others up to
---sled-keys keys, and its row says so. A smaller tree is faster, so that row flatters sled.
+sled (cargo feature `sled`) stores ~200 bytes per key (the standard (4,4) whole would be
+~32 GB) and its build holds ~3.6 KB resident per key here. For a phase of more than
+--sled-keys keys it is built on a subset: the first --sled-lookups keys of each key set
+(its lookups are those prefixes of the same sets) plus random others up to --sled-keys
+keys, and its row says so. A smaller tree is faster, so that row flatters sled.
 
 Examples:
   ostledb bench --db ostle.db
@@ -71,8 +73,11 @@ pub struct BenchArgs {
     #[arg(long, value_name = "DIR")]
     pub scratch: Option<PathBuf>,
     /// Keys in the sled tree at most (a larger phase gets a subset, see below).
-    #[arg(long, default_value_t = 5_000_000)]
+    #[arg(long, default_value_t = 1_000_000)]
     pub sled_keys: u64,
+    /// Lookups per pattern for sled on a subset: the first this many of each key set.
+    #[arg(long, default_value_t = 100_000)]
+    pub sled_lookups: usize,
     /// Seed of the key sets.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -197,6 +202,8 @@ type KeySet = (Pattern, Vec<u64>, Vec<Option<u64>>);
 /// An opened index with its row's fixed figures.
 struct Opened {
     keys: Arc<dyn KeyIndex>,
+    /// Lookups per key set (a prefix for the sled subset).
+    lookups: usize,
     row: BackendBench,
 }
 
@@ -301,7 +308,13 @@ pub fn run(args: BenchArgs) -> Result<(), Error> {
         let dir: &Path = if args.no_build { &args.common.db } else { &scratch.path };
         let subset = b == Backend::Sled && !args.no_build && n > args.sled_keys;
         let mut build_seconds = None;
-        let entries = if subset { sled_subset(phase, &sets, args.sled_keys, args.seed) } else { Vec::new() };
+        let entries = if subset {
+            sled_subset(phase, &sets, args.sled_lookups.max(1), args.sled_keys, args.seed)
+        } else {
+            Vec::new()
+        };
+        // The sled subset is looked up with a prefix of each key set.
+        let take = |v: usize| if subset { v.min(args.sled_lookups.max(1)) } else { v };
         if !args.no_build && !subset && b != Backend::Rank {
             build_seconds = match (b.storage(), sorted_build) {
                 (Backend::Sorted, Some(s)) => Some(s),
@@ -329,15 +342,17 @@ pub fn run(args: BenchArgs) -> Result<(), Error> {
         let (open_seconds, build_seconds) =
             if subset { (0.0, Some(t.elapsed().as_secs_f64())) } else { (t.elapsed().as_secs_f64(), build_seconds) };
         let rss_open_bytes = rss_now() - before;
-        let cold_ns = pass(&*k, &sets[0].1, &sets[0].2, None, &args.common.db, "warm-up, random keys")?;
+        let m = take(sets[0].1.len());
+        let cold_ns = pass(&*k, &sets[0].1[..m], &sets[0].2[..m], None, &args.common.db, "warm-up, random keys")?;
         let rss_warm_bytes = rss_now() - before;
         let index_bytes = k.key_bytes();
         let keys_in = if subset { entries.len() as u64 } else { n };
         let note = if subset {
             format!(
-                "a subset of {} of the {} keys, built and opened in one step (RSS open includes the build)",
+                "a subset of {} of the {} keys, looked up with the first {} keys of each set; built and opened in one step (RSS open includes the build)",
                 thousands(keys_in),
-                thousands(n)
+                thousands(n),
+                thousands(take(args.lookups.max(1)) as u64)
             )
         } else {
             String::new()
@@ -348,6 +363,7 @@ pub fn run(args: BenchArgs) -> Result<(), Error> {
         ));
         opened.push(Opened {
             keys: k,
+            lookups: take(usize::MAX),
             row: BackendBench {
                 backend: b.name().into(),
                 note,
@@ -371,6 +387,8 @@ pub fn run(args: BenchArgs) -> Result<(), Error> {
         say(&format!("round {} of {}", round + 1, args.rounds.max(1)));
         for o in opened.iter_mut() {
             for (pattern, codes, want) in &sets {
+                let m = codes.len().min(o.lookups);
+                let (codes, want) = (&codes[..m], &want[..m]);
                 let single = pass(&*o.keys, codes, want, None, &args.common.db, pattern.name())?;
                 let batched = pass(&*o.keys, codes, want, Some(args.batch), &args.common.db, pattern.name())?;
                 let cell = match pattern {
@@ -449,11 +467,11 @@ fn table(r: &BenchReport, db: &Path) -> String {
     out
 }
 
-/// The sled subset: every benchmarked key, then random keys of the phase until `max`
-/// (or the phase) is reached; (code, index) pairs, distinct.
-fn sled_subset(phase: &PhaseIndex, sets: &[KeySet], max: u64, seed: u64) -> Vec<(u64, u64)> {
+/// The sled subset: the first `prefix` keys of every key set, then random keys of the
+/// phase until `max` (or the phase) is reached; (code, index) pairs, distinct.
+fn sled_subset(phase: &PhaseIndex, sets: &[KeySet], prefix: usize, max: u64, seed: u64) -> Vec<(u64, u64)> {
     let mut v: Vec<(u64, u64)> =
-        sets.iter().flat_map(|s| s.1.iter().zip(&s.2).filter_map(|(&c, w)| w.map(|i| (c, i)))).collect();
+        sets.iter().flat_map(|s| s.1.iter().zip(&s.2).take(prefix).filter_map(|(&c, w)| w.map(|i| (c, i)))).collect();
     v.sort_unstable();
     v.dedup();
     let mut rng = seed ^ 0x736c_6564;
