@@ -419,5 +419,9 @@ fn bench_and_interesting_on_a_small_database() {
     assert!(v["phases"].as_array().unwrap().iter().all(|p| p["classes"].as_array().unwrap().len() == 1), "{v}");
     let out = ostledb(&["interesting", "--db", db, "--class", "nonsense"]);
     assert_eq!(out.status.code(), Some(2));
+    let v = json_stdout(&["interesting", "--db", db, "--max-pieces", "5", "--quiet", "--json"]);
+    assert_eq!(v["phases"].as_array().unwrap().len(), 3, "{v}");
+    let out = ostledb(&["interesting", "--db", db, "--max-pieces", "3"]);
+    assert_eq!(out.status.code(), Some(2));
     let _ = std::fs::remove_dir_all(&dir);
 }
