@@ -1,6 +1,8 @@
-//! Key -> index lookups per compiled backend: random existing keys of the (4,4) phase of
-//! the standard board (160,900,185 keys, a 1.29 GB keys file), and of the (4,4) phase of
-//! the 4x4 board (a few MB) where the `sled` baseline is also built.
+//! Key -> index lookups per compiled backend, in the three access patterns of
+//! `ostledb bench` (uniformly random keys, the children of random positions, keys in index
+//! order), one `index_of` at a time and one `index_of_batch` per iteration: the (4,4)
+//! phase of the standard board (160,900,185 keys, a 1.29 GB keys file), and the (4,4)
+//! phase of the 4x4 board (a few MB) where the `sled` baseline is also built.
 //!
 //! The keys files are written into a scratch directory under the system temp directory,
 //! removed at the end.
@@ -12,6 +14,7 @@ use std::time::Instant;
 use criterion::{BenchmarkId, Criterion, Throughput, black_box, criterion_group, criterion_main};
 use ostledb::game::{Geometry, Phase};
 use ostledb::index::{PhaseIndex, PlayerSets};
+use ostledb::store::keys::workload::{self, Pattern};
 use ostledb::store::keys::{self, Backend};
 
 /// Lookups per iteration.
@@ -29,9 +32,8 @@ fn bench_phase(c: &mut Criterion, name: &str, g: &Geometry, phase: Phase, backen
     let dir = Scratch(std::env::temp_dir().join(format!("ostledb-bench-keys-{}-{name}", std::process::id())));
     std::fs::create_dir_all(&dir.0).expect("scratch directory");
     let index = PhaseIndex::build(g, phase, Arc::new(PlayerSets::build(g, phase.player)));
-    let n = index.len();
-    let codes: Vec<u64> =
-        (0..PROBES).map(|i| index.position_at(i.wrapping_mul(0x9e37_79b9_7f4a_7c15) % n).code()).collect();
+    let sets: Vec<(Pattern, Vec<u64>)> =
+        Pattern::ALL.into_iter().map(|p| (p, workload::codes(g, &index, &index, p, PROBES as usize, 1))).collect();
     let mut grp = c.benchmark_group(format!("keys {name}"));
     grp.throughput(Throughput::Elements(PROBES));
     grp.sample_size(20);
@@ -44,16 +46,28 @@ fn bench_phase(c: &mut Criterion, name: &str, g: &Geometry, phase: Phase, backen
         let t = Instant::now();
         let k = keys::open(b, &dir.0, &index).expect("open");
         eprintln!(
-            "{name} {b}: {n} keys, build {:.1} s, open {:.2} s, {} key bytes",
+            "{name} {b}: {} keys, build {:.1} s, open {:.2} s, {} key bytes",
+            index.len(),
             built.as_secs_f64(),
             t.elapsed().as_secs_f64(),
             k.key_bytes()
         );
-        grp.bench_with_input(BenchmarkId::new("index_of", b), &codes, |bch, codes| {
-            bch.iter(|| {
-                codes.iter().fold(0u64, |a, &c| a.wrapping_add(k.index_of(black_box(c)).ok().flatten().unwrap_or(0)))
-            })
-        });
+        for (pattern, codes) in &sets {
+            grp.bench_with_input(BenchmarkId::new(format!("{} single", pattern.name()), b), codes, |bch, codes| {
+                bch.iter(|| {
+                    codes
+                        .iter()
+                        .fold(0u64, |a, &c| a.wrapping_add(k.index_of(black_box(c)).ok().flatten().unwrap_or(0)))
+                })
+            });
+            let mut out = vec![None; codes.len()];
+            grp.bench_with_input(BenchmarkId::new(format!("{} batched", pattern.name()), b), codes, |bch, codes| {
+                bch.iter(|| {
+                    k.index_of_batch(black_box(codes), &mut out).expect("lookup");
+                    out.iter().fold(0u64, |a, o| a.wrapping_add(o.unwrap_or(0)))
+                })
+            });
+        }
     }
     grp.finish();
 }

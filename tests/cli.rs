@@ -380,3 +380,74 @@ fn solve_query_stats_verify_and_corruption_on_phase_4_4() {
     assert!(err.contains("damaged"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `bench` and `interesting` on a small database (the 4x4 board, three pieces a side):
+/// one table row per compiled backend with every figure present, every answer checked
+/// against rank (the run would fail otherwise); the interesting counts as JSON with the
+/// examples asked for; bad arguments are exit code 2.
+#[test]
+fn bench_and_interesting_on_a_small_database() {
+    use ostledb::game::Geometry;
+    use ostledb::solve::SolveOptions;
+    use ostledb::solve::retrograde::solve_into;
+    use ostledb::store::keys::Backend;
+    use ostledb::store::pack::{PackOptions, pack};
+    let dir = std::env::temp_dir().join(format!("ostledb-cli-bench-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let g = Geometry::new(4, 3).unwrap();
+    solve_into(&g, 6, &SolveOptions { dir: Some(dir.clone()), ..Default::default() }, |_| Ok(())).unwrap();
+    pack(&dir, &g, 6, &PackOptions::default(), |_| {}).unwrap();
+    let db = dir.to_str().unwrap();
+
+    let v = json_stdout(&[
+        "bench",
+        "--db",
+        db,
+        "--backend",
+        "all",
+        "--lookups",
+        "3000",
+        "--rounds",
+        "1",
+        "--quiet",
+        "--json",
+    ]);
+    let rows = v["backends"].as_array().unwrap();
+    let names: Vec<&str> = rows.iter().map(|r| r["backend"].as_str().unwrap()).collect();
+    let want: Vec<&str> = Backend::available().iter().map(|b| b.name()).collect();
+    assert_eq!(names, want, "{v}");
+    for r in rows {
+        for p in ["random", "children", "in_order"] {
+            for m in ["single", "batched"] {
+                assert!(r[p][m].as_f64().unwrap() > 0.0, "{r}");
+            }
+        }
+    }
+    assert_eq!(v["lookups"], 3000);
+    // --no-build opens the database's own files: the default pack has rank only.
+    let v = json_stdout(&["bench", "--db", db, "--no-build", "--lookups", "500", "--rounds", "1", "--quiet", "--json"]);
+    assert_eq!(v["backends"].as_array().unwrap().len(), 1, "{v}");
+    let out = ostledb(&["bench", "--db", db, "--no-build", "--backend", "sorted", "--quiet"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = ostledb(&["bench", "--db", db, "--backend", "nonsense", "--quiet"]);
+    assert_eq!(out.status.code(), Some(2));
+
+    let v = json_stdout(&["interesting", "--db", db, "--list", "2", "--quiet", "--json"]);
+    let phases = v["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 4, "{v}");
+    let p33 = phases.iter().find(|p| p["phase"] == "(3,3)").unwrap();
+    for c in p33["classes"].as_array().unwrap() {
+        let (count, fastest) = (c["count"].as_u64().unwrap(), c["fastest"].as_u64().unwrap());
+        assert!(fastest >= count, "{c}");
+        assert_eq!(c["examples"].as_array().unwrap().len() as u64, count.min(2), "{c}");
+    }
+    let v = json_stdout(&["interesting", "--db", db, "--class", "hole-only", "--quiet", "--json"]);
+    assert!(v["phases"].as_array().unwrap().iter().all(|p| p["classes"].as_array().unwrap().len() == 1), "{v}");
+    let out = ostledb(&["interesting", "--db", db, "--class", "nonsense"]);
+    assert_eq!(out.status.code(), Some(2));
+    let v = json_stdout(&["interesting", "--db", db, "--max-pieces", "5", "--quiet", "--json"]);
+    assert_eq!(v["phases"].as_array().unwrap().len(), 3, "{v}");
+    let out = ostledb(&["interesting", "--db", db, "--max-pieces", "3"]);
+    assert_eq!(out.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&dir);
+}

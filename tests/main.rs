@@ -3,6 +3,7 @@
 mod bruteforce;
 mod cli;
 mod examples;
+mod interesting;
 mod published;
 mod query;
 mod store;

@@ -99,6 +99,51 @@ fn shared() -> &'static (PathBuf, Solution) {
     })
 }
 
+/// The batched lookup of `db`'s backend against the sorted oracle's single lookups, on
+/// every key of every phase in shuffled order (plus, except for `hash`, which cannot tell
+/// non-keys apart, codes that are not keys), cut into batches of many lengths (0, 1, a
+/// partial interleave group, whole groups, one batch of everything); a batch whose
+/// output has the wrong length is an error, not a panic.
+fn check_batched(db: &Database, dir: &Path, sol: &Solution) {
+    let g = db.geometry().clone();
+    for p in sol.index().phases() {
+        let ph = p.phase();
+        let oracle = keys::open(Backend::Sorted, dir, p).expect("the oracle");
+        let k = db.keys(ph).expect("open the key index");
+        let mut codes: Vec<u64> = (0..p.len()).map(|i| p.position_at(i).code()).collect();
+        if db.backend() != Backend::Hash {
+            for i in (0..p.len()).step_by(5) {
+                let img = p.position_at(i).transformed(&g, 1 + (i % 7) as usize);
+                if canonical(&g, &img).0.code() != img.code() {
+                    codes.push(img.code());
+                }
+            }
+            codes.extend([0, u64::MAX >> 9, u64::MAX]);
+        }
+        // A fixed shuffle (multiplicative step coprime to the length).
+        let n = codes.len();
+        let step = (0..).map(|d| 7919 + d).find(|s| gcd(*s, n) == 1).unwrap();
+        let codes: Vec<u64> = (0..n).map(|i| codes[(i * step) % n]).collect();
+        let want: Vec<Option<u64>> = codes.iter().map(|&c| oracle.index_of(c).unwrap()).collect();
+        for len in [0usize, 1, 3, 16, 17, 100, n] {
+            let mut got = vec![Some(u64::MAX); codes.len()];
+            for (c, o) in codes.chunks(len.max(1)).zip(got.chunks_mut(len.max(1))) {
+                let (c, o) = if len == 0 { (&c[..0], &mut o[..0]) } else { (c, o) };
+                k.index_of_batch(c, o).unwrap();
+            }
+            if len > 0 {
+                assert_eq!(got, want, "{} {ph}: batches of {len}", db.backend());
+            }
+        }
+        let mut short = vec![None; 2];
+        assert!(matches!(k.index_of_batch(&codes[..3], &mut short), Err(Error::InvalidArgument(_))));
+    }
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
 macro_rules! backend_suite {
     ($name:ident, $backend:expr, $feature:literal) => {
         #[test]
@@ -108,6 +153,7 @@ macro_rules! backend_suite {
             let db = Database::open_with(dir, Some($backend)).unwrap();
             assert_eq!(db.backend(), $backend);
             check_against(&db, sol, 13);
+            check_batched(&db, dir, sol);
             assert!(keys::check($backend, dir, &sol.index().phases()[0]).is_ok());
         }
     };
@@ -118,6 +164,7 @@ macro_rules! backend_suite {
             let db = Database::open_with(dir, Some($backend)).unwrap();
             assert_eq!(db.backend(), $backend);
             check_against(&db, sol, 13);
+            check_batched(&db, dir, sol);
         }
     };
 }

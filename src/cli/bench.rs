@@ -1,6 +1,10 @@
-//! `ostledb bench`: measure a database's lookup backends against each other on the same
-//! random positions: open time, bytes of key data, key -> index lookups and whole probes.
+//! `ostledb bench`: the lookup backends compared in one table, measured in one run on the
+//! same key sets: build time, bytes per key, resident memory of the opened index, and
+//! nanoseconds per key -> index lookup for three access patterns, one lookup at a time
+//! and batched. Every answer of every backend is checked against the `rank` backend's.
 
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 use clap::Args;
@@ -8,26 +12,73 @@ use serde::Serialize;
 
 use crate::cli::{CommonArgs, emit, emit_json, thousands};
 use crate::error::Error;
-use crate::store::keys::{self, Backend};
+use crate::index::PhaseIndex;
+use crate::store::keys::workload::{self, Pattern};
+use crate::store::keys::{self, Backend, KeyIndex};
 use crate::store::{Database, db::backends_of};
 
 /// Arguments of `ostledb bench`.
 #[derive(Debug, Args)]
-#[command(
-    after_help = "Every backend is timed on the same random positions of the largest phase, in one\nrun, so their ratios are comparable even on a noisy machine. Lookups are key -> index\nonly (the canonical codes are computed beforehand); probes are whole queries of a\nboard (canonical form, lookup, block read and decompression, with a one-block cache).\n\nExamples:\n  ostledb bench --db ostle.db\n  ostledb bench --db ostle.db --backend rank --backend hash --lookups 1000000 --json"
-)]
+#[command(after_help = "\
+Measures the largest phase of the database (for the standard board up to 8 pieces: (4,4),
+160,900,185 keys). In one run, on the same key sets, for every backend:
+
+  build s     time to write the backend's index files of the phase from its keys into a
+              scratch directory (sorted, levelwise and mmap share one keys file: built and
+              timed once); skipped with --no-build, which opens the database's own files
+  open s      time to open the index (levelwise lays the keys out here)
+  bytes/key   bytes of index data per key (files on disk; rank: none)
+  RSS MB      resident memory the opened index adds: VmRSS of /proc/self/status after
+              opening (`open`) and after one warm-up pass (`warm`: includes the pages of
+              mmap's file the pass touched) minus before, freed heap returned first
+  cold ns     the warm-up pass: one random lookup at a time, right after opening
+  random / children / in-order, each `1` (one index_of at a time) and `B` (index_of_batch,
+              --batch codes per call): ns per lookup, the fastest of --rounds rounds; the
+              rounds visit the backends one after the other, so a burst of load elsewhere
+              on the machine hits every backend alike
+
+Key sets: uniformly random positions; the children (moves that remove nothing) of random
+positions, canonicalised: what the solver, verify --deep and query look up; consecutive
+positions in index order. Every answer must equal the rank backend's (exit code 1 if not).
+
+sled (cargo feature `sled`) stores ~200 bytes per key (the standard (4,4) whole would be
+~32 GB) and its build holds ~3.6 KB resident per key here. For a phase of more than
+--sled-keys keys it is built on a subset: the first --sled-lookups keys of each key set
+(its lookups are those prefixes of the same sets) plus random others up to --sled-keys
+keys, and its row says so. A smaller tree is faster, so that row flatters sled.
+
+Examples:
+  ostledb bench --db ostle.db
+  ostledb bench --db ostle.db --backend all --lookups 200000 --json
+  ostledb bench --db ostle.db --backend hash --backend rank --no-build")]
 pub struct BenchArgs {
-    /// Backends to time (repeat; default: every compiled backend whose key index the
-    /// database has).
-    #[arg(long = "backend", value_name = "NAME")]
-    pub backends: Vec<Backend>,
-    /// Random key -> index lookups per backend.
+    /// Backends to measure (repeat; `all`: every compiled backend). Default: every
+    /// compiled backend (with --no-build: those whose files the database has).
+    #[arg(long = "backend", value_name = "NAME|all")]
+    pub backends: Vec<String>,
+    /// Lookups per access pattern.
     #[arg(long, default_value_t = 1_000_000)]
     pub lookups: usize,
-    /// Random probes per backend.
-    #[arg(long, default_value_t = 2_000)]
-    pub probes: usize,
-    /// Seed of the random positions.
+    /// Codes per index_of_batch call.
+    #[arg(long, default_value_t = 1024)]
+    pub batch: usize,
+    /// Timed rounds over all backends; each figure is the fastest round.
+    #[arg(long, default_value_t = 3)]
+    pub rounds: usize,
+    /// Do not build the indexes; open the database's own index files.
+    #[arg(long)]
+    pub no_build: bool,
+    /// Where to build the indexes (default: a new directory in the system temp directory,
+    /// removed at the end).
+    #[arg(long, value_name = "DIR")]
+    pub scratch: Option<PathBuf>,
+    /// Keys in the sled tree at most (a larger phase gets a subset, see below).
+    #[arg(long, default_value_t = 1_000_000)]
+    pub sled_keys: u64,
+    /// Lookups per pattern for sled on a subset: the first this many of each key set.
+    #[arg(long, default_value_t = 100_000)]
+    pub sled_lookups: usize,
+    /// Seed of the key sets.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Print one JSON object.
@@ -37,153 +88,412 @@ pub struct BenchArgs {
     common: CommonArgs,
 }
 
-/// One backend's figures.
+/// ns per lookup of one access pattern.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct PatternNs {
+    /// One `index_of` at a time.
+    pub single: f64,
+    /// `index_of_batch`.
+    pub batched: f64,
+}
+
+/// One backend's row.
 #[derive(Debug, Serialize)]
 pub struct BackendBench {
     /// Backend name.
     pub backend: String,
-    /// Bytes of key data on disk, all phases.
-    pub key_bytes: u64,
-    /// Bits of key data per position.
-    pub key_bits_per_position: f64,
-    /// Seconds to open the key index of the benchmarked phase.
+    /// What the row measured when not the whole phase (the sled subset), else empty.
+    pub note: String,
+    /// Keys in the index.
+    pub keys: u64,
+    /// Seconds to build its files from the phase's keys (`None`: not built; shared
+    /// builds repeat the figure).
+    pub build_seconds: Option<f64>,
+    /// Seconds to open.
     pub open_seconds: f64,
-    /// Nanoseconds per key -> index lookup, first pass over the random codes (includes
-    /// page faults of mapped files and lazily built tables).
-    pub cold_lookup_ns: f64,
-    /// Nanoseconds per key -> index lookup, second pass over the same codes.
-    pub lookup_ns: f64,
-    /// Microseconds per probe.
-    pub probe_us: f64,
+    /// Bytes of index data on disk.
+    pub index_bytes: u64,
+    /// Bytes per key.
+    pub bytes_per_key: f64,
+    /// Resident bytes added by opening.
+    pub rss_open_bytes: i64,
+    /// Resident bytes added by opening and the warm-up pass.
+    pub rss_warm_bytes: i64,
+    /// ns per lookup of the warm-up pass (random keys, one at a time, right after open).
+    pub cold_ns: f64,
+    /// Uniformly random keys.
+    pub random: PatternNs,
+    /// Children of random positions.
+    pub children: PatternNs,
+    /// Keys in index order.
+    pub in_order: PatternNs,
 }
 
 /// The report.
 #[derive(Debug, Serialize)]
 pub struct BenchReport {
-    /// The phase the lookups were drawn from.
+    /// The phase measured.
     pub phase: String,
-    /// Positions in the database.
-    pub positions: u64,
-    /// Bytes of the value files.
-    pub value_bytes: u64,
-    /// Bits of values per position.
-    pub value_bits_per_position: f64,
+    /// Its keys.
+    pub keys: u64,
+    /// Lookups per pattern.
+    pub lookups: usize,
+    /// Codes per batch.
+    pub batch: usize,
+    /// Rounds (each figure is the fastest).
+    pub rounds: usize,
+    /// Logical CPUs of the machine.
+    pub cpus: usize,
     /// Per backend.
     pub backends: Vec<BackendBench>,
 }
 
-fn splitmix(x: &mut u64) -> u64 {
-    *x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *x;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
+/// A scratch directory removed on drop (unless the user named it).
+struct Scratch {
+    path: PathBuf,
+    remove: bool,
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if self.remove {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+fn rss_now() -> i64 {
+    crate::sys::release_free_memory();
+    crate::sys::rss().map(|r| r.0 as i64).unwrap_or(0)
+}
+
+/// The backends asked for.
+fn selected(args: &BenchArgs, db: &Database) -> Result<Vec<Backend>, Error> {
+    let has = backends_of(db.meta());
+    let present = |b: &Backend| has.iter().any(|h| h == b.storage().name() || h == b.name());
+    let mut out = Vec::new();
+    if args.backends.is_empty() {
+        out = Backend::available().into_iter().filter(|b| !args.no_build || present(b)).collect();
+    }
+    for name in &args.backends {
+        if name == "all" {
+            out.extend(Backend::available());
+        } else {
+            out.push(Backend::parse(name)?.require()?);
+        }
+    }
+    out.sort();
+    out.dedup();
+    if args.no_build {
+        if let Some(b) = out.iter().find(|b| !present(b)) {
+            return Err(Error::BackendMissing {
+                path: args.common.db.clone(),
+                backend: b.name().into(),
+                available: has.join(", "),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// One access pattern's codes and the rank backend's answers.
+type KeySet = (Pattern, Vec<u64>, Vec<Option<u64>>);
+
+/// An opened index with its row's fixed figures.
+struct Opened {
+    keys: Arc<dyn KeyIndex>,
+    /// Lookups per key set (a prefix for the sled subset).
+    lookups: usize,
+    row: BackendBench,
+}
+
+/// Time one pass of `codes` through `k` (single or batched) and check every answer.
+fn pass(
+    k: &dyn KeyIndex,
+    codes: &[u64],
+    want: &[Option<u64>],
+    batched: Option<usize>,
+    db: &Path,
+    what: &str,
+) -> Result<f64, Error> {
+    let mut out = vec![None; codes.len()];
+    let t = Instant::now();
+    match batched {
+        None => {
+            for (o, &c) in out.iter_mut().zip(codes) {
+                *o = k.index_of(c)?;
+            }
+        }
+        Some(b) => {
+            for (c, o) in codes.chunks(b.max(1)).zip(out.chunks_mut(b.max(1))) {
+                k.index_of_batch(c, o)?;
+            }
+        }
+    }
+    let ns = t.elapsed().as_secs_f64() * 1e9 / codes.len().max(1) as f64;
+    if let Some(i) = (0..codes.len()).find(|&i| out[i] != want[i]) {
+        return Err(Error::Corrupt {
+            path: db.to_path_buf(),
+            reason: format!(
+                "bench: the {} backend ({what}) maps code {} to {:?}, the rank backend to {:?}",
+                k.backend(),
+                codes[i],
+                out[i],
+                want[i]
+            ),
+        });
+    }
+    Ok(ns)
 }
 
 /// Run `ostledb bench`.
 pub fn run(args: BenchArgs) -> Result<(), Error> {
-    let base = Database::open(&args.common.db)?;
-    let has = backends_of(base.meta());
-    let backends: Vec<Backend> = if args.backends.is_empty() {
-        Backend::available()
-            .into_iter()
-            .filter(|b| has.iter().any(|h| h == b.storage().name() || h == b.name()))
-            .collect()
-    } else {
-        args.backends.clone()
-    };
-    let index = base.index().clone();
-    let phase = index.phases().iter().max_by_key(|p| p.len()).expect("a phase");
-    let g = base.geometry().clone();
-    let mut rng = args.seed;
-    let n = phase.len();
-    let picks: Vec<u64> = (0..args.lookups.max(1)).map(|_| splitmix(&mut rng) % n).collect();
-    let codes: Vec<u64> = picks.iter().map(|&i| phase.position_at(i).code()).collect();
-    let boards: Vec<_> = picks
-        .iter()
-        .take(args.probes.max(1))
-        .map(|&i| phase.position_at(i).transformed(&g, (i % 8) as usize))
-        .collect();
-    let positions: u64 = base.meta().phases.iter().map(|p| p.positions).sum();
-    let value_bytes: u64 = base.meta().phases.iter().map(|p| p.value_bytes).sum();
-    let mut rows = Vec::new();
-    for b in backends {
-        let db = Database::open_with(&args.common.db, Some(b))?;
-        let t = Instant::now();
-        let k = db.keys(phase.phase())?.clone();
-        let open_seconds = t.elapsed().as_secs_f64();
-        let mut key_bytes = 0;
-        for p in index.phases() {
-            key_bytes +=
-                if p.phase() == phase.phase() { k.key_bytes() } else { keys::open(b, &args.common.db, p)?.key_bytes() };
-        }
+    let say = |m: &str| {
         if !args.common.quiet {
-            eprintln!("bench {b}: opened in {open_seconds:.3} s; {} lookups", thousands(codes.len() as u64));
+            eprintln!("bench: {m}");
         }
-        // Lookups, twice over the same codes: every answer is checked, so nothing is
-        // optimised away.
-        let pass = || -> Result<f64, Error> {
-            let t = Instant::now();
-            for (c, &want) in codes.iter().zip(&picks) {
-                if k.index_of(*c)? != Some(want) {
-                    return Err(Error::Corrupt {
-                        path: args.common.db.clone(),
-                        reason: format!("the {b} key index gives a wrong index for code {c}"),
-                    });
-                }
-            }
-            Ok(t.elapsed().as_secs_f64() * 1e9 / codes.len() as f64)
+    };
+    let base = Database::open(&args.common.db)?;
+    let backends = selected(&args, &base)?;
+    let g = base.geometry().clone();
+    let index = base.index().clone();
+    let phase: &PhaseIndex = index
+        .phases()
+        .iter()
+        .max_by_key(|p| p.len())
+        .ok_or_else(|| Error::InvalidArgument("the database has no phases".into()))?;
+    let ph = phase.phase();
+    let parents = index.phase(ph.swapped()).unwrap_or(phase);
+    let n = phase.len();
+
+    // The key sets and the rank backend's answers, shared by every backend.
+    let t = Instant::now();
+    let rank = keys::open(Backend::Rank, &args.common.db, phase)?;
+    let mut sets: Vec<KeySet> = Vec::new();
+    for pattern in Pattern::ALL {
+        let codes = workload::codes(&g, phase, parents, pattern, args.lookups.max(1), args.seed);
+        let mut want = vec![None; codes.len()];
+        rank.index_of_batch(&codes, &mut want)?;
+        if let Some(c) = codes.iter().zip(&want).find(|(_, w)| w.is_none()) {
+            return Err(Error::Corrupt {
+                path: args.common.db.clone(),
+                reason: format!("bench: the rank backend does not find key {}", c.0),
+            });
+        }
+        sets.push((pattern, codes, want));
+    }
+    drop(rank);
+    say(&format!(
+        "phase {ph}: {} keys; key sets of {} lookups drawn in {:.1} s",
+        thousands(n),
+        thousands(args.lookups as u64),
+        t.elapsed().as_secs_f64()
+    ));
+
+    let scratch = match &args.scratch {
+        Some(p) => Scratch { path: p.clone(), remove: false },
+        None => {
+            Scratch { path: std::env::temp_dir().join(format!("ostledb-bench-{}", std::process::id())), remove: true }
+        }
+    };
+    if !args.no_build {
+        std::fs::create_dir_all(&scratch.path).map_err(crate::store::file::io(&scratch.path))?;
+    }
+
+    // Build (timed), open (timed, RSS measured) and warm up each backend in turn; all stay
+    // open for the interleaved rounds.
+    let mut opened: Vec<Opened> = Vec::new();
+    let mut sorted_build: Option<f64> = None;
+    for &b in &backends {
+        let dir: &Path = if args.no_build { &args.common.db } else { &scratch.path };
+        let subset = b == Backend::Sled && !args.no_build && n > args.sled_keys;
+        let mut build_seconds = None;
+        let entries = if subset {
+            sled_subset(phase, &sets, args.sled_lookups.max(1), args.sled_keys, args.seed)
+        } else {
+            Vec::new()
         };
-        let cold_lookup_ns = pass()?;
-        let lookup_ns = pass()?;
-        let t = Instant::now();
-        for board in &boards {
-            db.probe(board, None)?;
+        // The sled subset is looked up with a prefix of each key set.
+        let take = |v: usize| if subset { v.min(args.sled_lookups.max(1)) } else { v };
+        if !args.no_build && !subset && b != Backend::Rank {
+            build_seconds = match (b.storage(), sorted_build) {
+                (Backend::Sorted, Some(s)) => Some(s),
+                _ => {
+                    say(&format!("{b}: building its index files in {}", dir.display()));
+                    let t = Instant::now();
+                    keys::build(b, dir, phase)?;
+                    let s = t.elapsed().as_secs_f64();
+                    if b.storage() == Backend::Sorted {
+                        sorted_build = Some(s);
+                    }
+                    Some(s)
+                }
+            };
         }
-        let probe_us = t.elapsed().as_secs_f64() * 1e6 / boards.len() as f64;
-        rows.push(BackendBench {
-            backend: b.name().into(),
-            key_bytes,
-            key_bits_per_position: 8.0 * key_bytes as f64 / positions.max(1) as f64,
-            open_seconds,
-            cold_lookup_ns,
-            lookup_ns,
-            probe_us,
+        let before = rss_now();
+        let t = Instant::now();
+        let k: Arc<dyn KeyIndex> = if subset {
+            say(&format!("sled: building a tree of {} keys (a subset of the phase)", thousands(entries.len() as u64)));
+            Arc::from(build_subset(dir, phase, &entries)?)
+        } else {
+            Arc::from(keys::open(b, dir, phase)?)
+        };
+        // The sled subset is built and opened in one step: that time is its build time.
+        let (open_seconds, build_seconds) =
+            if subset { (0.0, Some(t.elapsed().as_secs_f64())) } else { (t.elapsed().as_secs_f64(), build_seconds) };
+        let rss_open_bytes = rss_now() - before;
+        let m = take(sets[0].1.len());
+        let cold_ns = pass(&*k, &sets[0].1[..m], &sets[0].2[..m], None, &args.common.db, "warm-up, random keys")?;
+        let rss_warm_bytes = rss_now() - before;
+        let index_bytes = k.key_bytes();
+        let keys_in = if subset { entries.len() as u64 } else { n };
+        let note = if subset {
+            format!(
+                "a subset of {} of the {} keys, looked up with the first {} keys of each set; built and opened in one step (RSS open includes the build)",
+                thousands(keys_in),
+                thousands(n),
+                thousands(take(args.lookups.max(1)) as u64)
+            )
+        } else {
+            String::new()
+        };
+        say(&format!(
+            "{b}: opened in {open_seconds:.2} s, {:.0} MB resident after warm-up, warm-up {cold_ns:.0} ns/lookup",
+            rss_warm_bytes as f64 / 1e6
+        ));
+        opened.push(Opened {
+            keys: k,
+            lookups: take(usize::MAX),
+            row: BackendBench {
+                backend: b.name().into(),
+                note,
+                keys: keys_in,
+                build_seconds,
+                open_seconds,
+                index_bytes,
+                bytes_per_key: index_bytes as f64 / keys_in.max(1) as f64,
+                rss_open_bytes,
+                rss_warm_bytes,
+                cold_ns,
+                random: PatternNs { single: f64::INFINITY, batched: f64::INFINITY },
+                children: PatternNs { single: f64::INFINITY, batched: f64::INFINITY },
+                in_order: PatternNs { single: f64::INFINITY, batched: f64::INFINITY },
+            },
         });
     }
+
+    // The timed rounds: every backend, every pattern, single then batched; keep the fastest.
+    for round in 0..args.rounds.max(1) {
+        say(&format!("round {} of {}", round + 1, args.rounds.max(1)));
+        for o in opened.iter_mut() {
+            for (pattern, codes, want) in &sets {
+                let m = codes.len().min(o.lookups);
+                let (codes, want) = (&codes[..m], &want[..m]);
+                let single = pass(&*o.keys, codes, want, None, &args.common.db, pattern.name())?;
+                let batched = pass(&*o.keys, codes, want, Some(args.batch), &args.common.db, pattern.name())?;
+                let cell = match pattern {
+                    Pattern::Random => &mut o.row.random,
+                    Pattern::Children => &mut o.row.children,
+                    Pattern::InOrder => &mut o.row.in_order,
+                };
+                cell.single = cell.single.min(single);
+                cell.batched = cell.batched.min(batched);
+            }
+        }
+    }
     let report = BenchReport {
-        phase: phase.phase().to_string(),
-        positions,
-        value_bytes,
-        value_bits_per_position: 8.0 * value_bytes as f64 / positions.max(1) as f64,
-        backends: rows,
+        phase: ph.to_string(),
+        keys: n,
+        lookups: args.lookups.max(1),
+        batch: args.batch.max(1),
+        rounds: args.rounds.max(1),
+        cpus: std::thread::available_parallelism().map(|c| c.get()).unwrap_or(1),
+        backends: opened.into_iter().map(|o| o.row).collect(),
     };
     if args.json {
         return emit_json(&report);
     }
+    emit(&table(&report, &args.common.db))
+}
+
+/// The report as a text table.
+fn table(r: &BenchReport, db: &Path) -> String {
     let mut out = format!(
-        "database {}: {} positions; values {} bytes ({:.3} bits/position); lookups drawn from {}\n",
-        args.common.db.display(),
-        thousands(report.positions),
-        thousands(report.value_bytes),
-        report.value_bits_per_position,
-        report.phase
+        "database {}, phase {}: {} keys; {} lookups per pattern, batches of {}, fastest of {} rounds; {} CPUs\n",
+        db.display(),
+        r.phase,
+        thousands(r.keys),
+        thousands(r.lookups as u64),
+        r.batch,
+        r.rounds,
+        r.cpus
     );
     out.push_str(&format!(
-        "{:<10} {:>16} {:>10} {:>9} {:>9} {:>9} {:>9}\n",
-        "backend", "key bytes", "bits/pos", "open s", "cold ns", "warm ns", "probe us"
+        "{:<10} {:>8} {:>7} {:>9} {:>7} {:>7} {:>7} | {:>7} {:>7} | {:>7} {:>7} | {:>7} {:>7}\n",
+        "", "build", "open", "bytes", "RSS MB", "", "cold", "random", "", "children", "", "in-order", ""
     ));
-    for r in &report.backends {
+    out.push_str(&format!(
+        "{:<10} {:>8} {:>7} {:>9} {:>7} {:>7} {:>7} | {:>7} {:>7} | {:>7} {:>7} | {:>7} {:>7}\n",
+        "backend", "s", "s", "/key", "open", "warm", "ns", "1 ns", "B ns", "1 ns", "B ns", "1 ns", "B ns"
+    ));
+    let mut notes = Vec::new();
+    for b in &r.backends {
+        let name = if b.note.is_empty() {
+            b.backend.clone()
+        } else {
+            notes.push(format!("{}*: {}", b.backend, b.note));
+            format!("{}*", b.backend)
+        };
         out.push_str(&format!(
-            "{:<10} {:>16} {:>10.3} {:>9.3} {:>9.1} {:>9.1} {:>9.1}\n",
-            r.backend,
-            thousands(r.key_bytes),
-            r.key_bits_per_position,
-            r.open_seconds,
-            r.cold_lookup_ns,
-            r.lookup_ns,
-            r.probe_us
+            "{:<10} {:>8} {:>7.2} {:>9.2} {:>7.0} {:>7.0} {:>7.0} | {:>7.0} {:>7.0} | {:>7.0} {:>7.0} | {:>7.0} {:>7.0}\n",
+            name,
+            b.build_seconds.map(|s| format!("{s:.1}")).unwrap_or_else(|| "-".into()),
+            b.open_seconds,
+            b.bytes_per_key,
+            b.rss_open_bytes as f64 / 1e6,
+            b.rss_warm_bytes as f64 / 1e6,
+            b.cold_ns,
+            b.random.single,
+            b.random.batched,
+            b.children.single,
+            b.children.batched,
+            b.in_order.single,
+            b.in_order.batched
         ));
     }
-    emit(&out)
+    for n in notes {
+        out.push_str(&format!("{n}\n"));
+    }
+    out
+}
+
+/// The sled subset: the first `prefix` keys of every key set, then random keys of the
+/// phase until `max` (or the phase) is reached; (code, index) pairs, distinct.
+fn sled_subset(phase: &PhaseIndex, sets: &[KeySet], prefix: usize, max: u64, seed: u64) -> Vec<(u64, u64)> {
+    let mut v: Vec<(u64, u64)> =
+        sets.iter().flat_map(|s| s.1.iter().zip(&s.2).take(prefix).filter_map(|(&c, w)| w.map(|i| (c, i)))).collect();
+    v.sort_unstable();
+    v.dedup();
+    let mut rng = seed ^ 0x736c_6564;
+    let target = (max as usize).max(v.len()).min(phase.len() as usize);
+    while v.len() < target {
+        let missing = target - v.len();
+        for _ in 0..missing {
+            let i = workload::splitmix(&mut rng) % phase.len();
+            v.push((phase.position_at(i).code(), i));
+        }
+        v.sort_unstable();
+        v.dedup();
+    }
+    v
+}
+
+#[cfg(feature = "sled")]
+fn build_subset(dir: &Path, phase: &PhaseIndex, entries: &[(u64, u64)]) -> Result<Box<dyn KeyIndex>, Error> {
+    keys::build_sled_subset(dir, phase, entries)
+}
+
+#[cfg(not(feature = "sled"))]
+fn build_subset(_: &Path, _: &PhaseIndex, _: &[(u64, u64)]) -> Result<Box<dyn KeyIndex>, Error> {
+    Err(Error::BackendNotCompiled { backend: "sled".into(), feature: "sled".into() })
 }

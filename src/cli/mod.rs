@@ -7,6 +7,7 @@ pub mod db;
 pub mod export;
 pub mod import;
 pub mod inspect;
+pub mod interesting;
 pub mod pack;
 pub mod positions;
 pub mod progress;
@@ -56,6 +57,8 @@ pub enum Command {
     Index(pack::IndexArgs),
     /// Time the lookup backends of a database against each other.
     Bench(bench::BenchArgs),
+    /// Count and list draws where every capture loses, wins only by a sacrifice, wins only by hole moves.
+    Interesting(interesting::InterestingArgs),
     /// Breadth-first search from the initial position: the fewest plies to each node.
     Bfs(bfs::BfsArgs),
     /// Write the database in the published text format, or compute that format's digest.
@@ -128,6 +131,7 @@ pub fn run(cli: Cli) -> Result<(), Error> {
         Command::Bfs(a) => bfs::run(a),
         Command::Pack(a) => pack::run(a),
         Command::Bench(a) => bench::run(a),
+        Command::Interesting(a) => interesting::run(a),
         Command::Index(a) => pack::run_index(a),
         Command::Export(a) => export::run(a),
         Command::Import(a) => import::run(a),

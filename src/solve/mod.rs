@@ -3,6 +3,7 @@
 pub mod bfs;
 pub mod checkpoint;
 pub mod groupfile;
+pub mod interesting;
 pub mod outcome;
 pub mod progress;
 pub mod query;

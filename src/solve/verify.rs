@@ -20,7 +20,7 @@ use std::path::Path;
 
 use crate::error::Error;
 use crate::game::forbidden::ChildTable;
-use crate::game::moves::{Removal, moves, play};
+use crate::game::moves::{Move, Removal, moves, play};
 use crate::game::symmetry::{canonical, canonical_code};
 use crate::game::{Geometry, Phase, Position};
 use crate::index::GameIndex;
@@ -134,22 +134,37 @@ fn child_node_value(geom: &Geometry, sol: &impl Values, target: u64, child: &Pos
     if table.node_index_of_pred(geom, &r.child, Some(s as usize)) == s as usize { spc } else { rec.base }
 }
 
-/// The options of every move of `pos`: `(move index, removes nothing, outcome)`; `None`
+/// One move of a position with its value for the mover (see [`options`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MoveOption {
+    /// 1-based index in the position's move list.
+    pub index: usize,
+    /// The move.
+    pub mv: Move,
+    /// What it removes.
+    pub removal: Removal,
+    /// The value of the node it leads to, for the mover.
+    pub outcome: Outcome,
+}
+
+/// The options of every move of `pos` (nothing forbidden), valued from `sol`; `None`
 /// when a move wins at once by a capture (found by playing the moves, not by the solver's
 /// bit-parallel capture test): that is the best any node can do, so no child is looked up.
-fn options(geom: &Geometry, sol: &impl Values, pos: &Position) -> Option<Vec<(usize, bool, Outcome)>> {
+/// Shared by `verify --deep` and the `interesting` sweep.
+pub fn options(geom: &Geometry, sol: &impl Values, pos: &Position) -> Option<Vec<MoveOption>> {
     let losing = geom.losing_count();
-    let played: Vec<_> =
-        moves(geom, pos).iter().map(|&m| play(geom, pos, m).expect("listed moves are legal")).collect();
+    let list = moves(geom, pos);
+    let played: Vec<_> = list.iter().map(|&m| play(geom, pos, m).expect("listed moves are legal")).collect();
     if played.iter().any(|r| r.removal == Removal::Opponent && r.child.player.count_ones() == losing) {
         return None;
     }
     let target = canonical_code(geom, pos);
     let opts = played
         .iter()
+        .zip(list.iter())
         .enumerate()
-        .map(|(i, r)| {
-            let o = match r.removal {
+        .map(|(i, (r, &mv))| {
+            let outcome = match r.removal {
                 Removal::Own if r.child.opponent.count_ones() == losing => Outcome::Loss(1),
                 Removal::None => child_node_value(geom, sol, target, &r.child).parent(),
                 _ => {
@@ -158,13 +173,14 @@ fn options(geom: &Geometry, sol: &impl Values, pos: &Position) -> Option<Vec<(us
                     sol.base(ph, idx).parent()
                 }
             };
-            (i + 1, r.removal == Removal::None, o)
+            MoveOption { index: i + 1, mv, removal: r.removal, outcome }
         })
         .collect();
     Some(opts)
 }
 
-fn best(opts: impl Iterator<Item = Outcome>) -> Outcome {
+/// The best of some outcomes for the side that chooses (`Loss(0)` of none).
+pub fn best(opts: impl Iterator<Item = Outcome>) -> Outcome {
     opts.fold(None, |acc: Option<Outcome>, o| match acc {
         Some(a) if !o.better_than(a) => Some(a),
         _ => Some(o),
@@ -191,12 +207,12 @@ fn check_indexed(geom: &Geometry, sol: &impl Values, pos: &Position, idx: u64) -
         let board = crate::game::notation::format_board(geom, pos);
         return Some(format!("{board}: stored {:?} special {:?}, an immediate win", rec.base, rec.special));
     };
-    let top = best(opts.iter().map(|o| o.2));
-    let achievers: Vec<&(usize, bool, Outcome)> = opts.iter().filter(|o| o.2 == top).collect();
+    let top = best(opts.iter().map(|o| o.outcome));
+    let achievers: Vec<&MoveOption> = opts.iter().filter(|o| o.outcome == top).collect();
     let want_special = match achievers.as_slice() {
-        [(i, true, _)] => {
-            let second = best(opts.iter().filter(|o| o.0 != *i).map(|o| o.2));
-            Some((*i as u32, second))
+        [o] if o.removal == Removal::None => {
+            let second = best(opts.iter().filter(|p| p.index != o.index).map(|p| p.outcome));
+            Some((o.index as u32, second))
         }
         _ => None,
     };
@@ -216,40 +232,71 @@ fn check_indexed(geom: &Geometry, sol: &impl Values, pos: &Position, idx: u64) -
     None
 }
 
-/// Verify every position of `phase`.
-pub fn verify_phase(geom: &Geometry, sol: &impl Values, phase: Phase, reporter: &dyn Reporter) -> VerifyReport {
-    let Some(pidx) = sol.index().phase(phase) else { return VerifyReport::default() };
+/// Positions per work item of a [`sweep`].
+const CHUNK: u64 = 1 << 14;
+
+/// Visit every position of `phase` in parallel (chunks of 16,384 positions over rayon's
+/// threads), with progress: `visit(acc, position, index)` folds into one accumulator per
+/// chunk (`A::default()`), and `merge` combines them in phase order. The whole-phase
+/// walk of `verify --deep` and of the `interesting` sweep.
+pub fn sweep<A: Send + Default>(
+    sol: &impl Values,
+    phase: Phase,
+    label: &str,
+    reporter: &dyn Reporter,
+    visit: impl Fn(&mut A, &Position, u64) + Sync,
+    merge: impl Fn(&mut A, A),
+) -> A {
+    let mut total = A::default();
+    let Some(pidx) = sol.index().phase(phase) else { return total };
     let n = pidx.len();
-    const CHUNK: u64 = 1 << 14;
-    reporter.begin(&format!("verify {phase}"), n);
-    let parts: Vec<(u64, Vec<String>)> = (0..n.div_ceil(CHUNK))
+    reporter.begin(label, n);
+    let parts: Vec<A> = (0..n.div_ceil(CHUNK))
         .into_par_iter()
         .map(|c| {
             let (lo, hi) = (c * CHUNK, ((c + 1) * CHUNK).min(n));
-            let mut bad = 0u64;
-            let mut ex = Vec::new();
+            let mut acc = A::default();
             for i in lo..hi {
-                if let Some(msg) = check_indexed(geom, sol, &pidx.position_at(i), i) {
-                    bad += 1;
-                    if ex.len() < 5 {
-                        ex.push(msg);
-                    }
-                }
+                visit(&mut acc, &pidx.position_at(i), i);
             }
             reporter.advance(hi - lo);
-            (bad, ex)
+            acc
         })
         .collect();
     reporter.end();
-    let mut rep = VerifyReport { positions: n, ..Default::default() };
-    for (bad, ex) in parts {
-        rep.mismatches += bad;
-        for e in ex {
-            if rep.examples.len() < 10 {
-                rep.examples.push(e);
-            }
-        }
+    for p in parts {
+        merge(&mut total, p);
     }
+    total
+}
+
+/// Verify every position of `phase`.
+pub fn verify_phase(geom: &Geometry, sol: &impl Values, phase: Phase, reporter: &dyn Reporter) -> VerifyReport {
+    let mut rep = sweep(
+        sol,
+        phase,
+        &format!("verify {phase}"),
+        reporter,
+        |acc: &mut VerifyReport, pos, i| {
+            acc.positions += 1;
+            if let Some(msg) = check_indexed(geom, sol, pos, i) {
+                acc.mismatches += 1;
+                if acc.examples.len() < 5 {
+                    acc.examples.push(msg);
+                }
+            }
+        },
+        |total, part| {
+            total.positions += part.positions;
+            total.mismatches += part.mismatches;
+            for e in part.examples {
+                if total.examples.len() < 10 {
+                    total.examples.push(e);
+                }
+            }
+        },
+    );
+    rep.positions = sol.index().phase(phase).map_or(0, |p| p.len());
     rep
 }
 

@@ -23,7 +23,7 @@ use crate::index::PhaseIndex;
 use crate::store::file::{Hasher, checksum, corrupt, io, le_u32, le_u64, prefix, write_atomic};
 
 use super::mphf::Mphf;
-use super::{Backend, KeyIndex, keyfile};
+use super::{Backend, INTERLEAVE, KeyIndex, check_batch, keyfile, prefetch};
 
 const MAGIC: [u8; 8] = *b"OSTLEMPH";
 const VERSION: u32 = 1;
@@ -202,6 +202,31 @@ impl KeyIndex for Hash {
             return Ok(None);
         }
         Ok(self.slots.get(self.mphf.slot(code) as usize).map(|&i| i as u64))
+    }
+
+    /// Three passes over each group of [`INTERLEAVE`] codes: prefetch every pilot byte,
+    /// then compute every slot (pilots now cached) and prefetch its index entry, then read
+    /// the entries; the group's misses overlap in each pass.
+    fn index_of_batch(&self, codes: &[u64], out: &mut [Option<u64>]) -> Result<(), Error> {
+        check_batch(codes, out)?;
+        if self.slots.is_empty() {
+            out.iter_mut().for_each(|o| *o = None);
+            return Ok(());
+        }
+        let mut slot = [0usize; INTERLEAVE];
+        for (c, o) in codes.chunks(INTERLEAVE).zip(out.chunks_mut(INTERLEAVE)) {
+            for &code in c {
+                prefetch(self.mphf.pilot_addr(code));
+            }
+            for (s, &code) in slot.iter_mut().zip(c) {
+                *s = self.mphf.slot(code) as usize;
+                prefetch(self.slots.as_ptr().wrapping_add(*s));
+            }
+            for (o, s) in o.iter_mut().zip(&slot) {
+                *o = self.slots.get(*s).map(|&i| i as u64);
+            }
+        }
+        Ok(())
     }
 
     fn key_bytes(&self) -> u64 {

@@ -28,7 +28,7 @@ use std::path::Path;
 use crate::error::Error;
 use crate::index::PhaseIndex;
 
-use super::{Backend, KeyIndex, keyfile};
+use super::{Backend, INTERLEAVE, KeyIndex, check_batch, keyfile, prefetch};
 
 /// Keys per 64-byte cache line.
 const LINE: usize = 8;
@@ -76,6 +76,36 @@ impl Levelwise {
         k >>= k.trailing_ones() + 1;
         if k == 0 || t[k] != key { None } else { Some(slot_to_rank(k as u64, n as u64)) }
     }
+
+    /// [`Levelwise::search`] of up to [`INTERLEAVE`] keys, descending in lockstep: the
+    /// first `h = floor(log2 n)` levels are full, so every descent takes those steps
+    /// together and each step's loads (one per key, independent) overlap; the last,
+    /// partial level is one more guarded step.
+    #[inline]
+    fn search_group(&self, keys: &[u64], out: &mut [Option<u64>]) {
+        let t = self.tree();
+        let n = self.n;
+        let g = keys.len();
+        if n == 0 {
+            out.iter_mut().for_each(|o| *o = None);
+            return;
+        }
+        let mut k = [1usize; INTERLEAVE];
+        for _ in 0..n.ilog2() {
+            for j in 0..g {
+                prefetch(t.as_ptr().wrapping_add(k[j] * LINE));
+                k[j] = 2 * k[j] + (keys[j] > t[k[j]]) as usize;
+            }
+        }
+        for j in 0..g {
+            let mut kk = k[j];
+            if kk <= n {
+                kk = 2 * kk + (keys[j] > t[kk]) as usize;
+            }
+            kk >>= kk.trailing_ones() + 1;
+            out[j] = if kk == 0 || t[kk] != keys[j] { None } else { Some(slot_to_rank(kk as u64, n as u64)) };
+        }
+    }
 }
 
 impl KeyIndex for Levelwise {
@@ -89,6 +119,14 @@ impl KeyIndex for Levelwise {
 
     fn index_of(&self, code: u64) -> Result<Option<u64>, Error> {
         Ok(self.search(code))
+    }
+
+    fn index_of_batch(&self, codes: &[u64], out: &mut [Option<u64>]) -> Result<(), Error> {
+        check_batch(codes, out)?;
+        for (c, o) in codes.chunks(INTERLEAVE).zip(out.chunks_mut(INTERLEAVE)) {
+            self.search_group(c, o);
+        }
+        Ok(())
     }
 
     fn key_bytes(&self) -> u64 {
@@ -150,19 +188,6 @@ fn rank_to_slot(r: u64, n: u64) -> u64 {
     let p = if r <= 2 * m { r } else { 2 * (r - m) };
     let tz = p.trailing_zeros();
     (1 << (h - tz)) + (p >> (tz + 1))
-}
-
-/// Ask the CPU to fetch the cache line holding `p` (no effect elsewhere; never faults).
-#[inline(always)]
-fn prefetch(p: *const u64) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint; it never dereferences the pointer in a way that can
-    // fault, whatever the address.
-    unsafe {
-        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p as *const i8)
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
 }
 
 #[cfg(test)]
@@ -235,6 +260,13 @@ mod tests {
                 assert_eq!(l.search(probe), want, "n {n} probe {probe}");
             }
             assert_eq!(l.search(u64::MAX), None);
+            // The lockstep batch gives the same answers, for every batch length.
+            let probes: Vec<u64> = (0..=2 * n + 2).rev().chain([u64::MAX]).collect();
+            let mut out = vec![Some(7); probes.len()];
+            l.index_of_batch(&probes, &mut out).unwrap();
+            for (p, o) in probes.iter().zip(&out) {
+                assert_eq!(*o, l.search(*p), "n {n} batched probe {p}");
+            }
         }
     }
 

@@ -10,7 +10,7 @@ use crate::index::PhaseIndex;
 use crate::store::file::io;
 
 use super::keyfile::{self, HEADER_LEN};
-use super::{Backend, KeyIndex};
+use super::{Backend, INTERLEAVE, KeyIndex, check_batch, lockstep_search};
 
 /// The keys file of one phase, mapped read-only.
 #[derive(Debug)]
@@ -72,6 +72,15 @@ impl KeyIndex for Mmap {
         }
         let i = base + (self.key(base) < code) as u64;
         Ok((i < self.n && self.key(i) == code).then_some(i))
+    }
+
+    fn index_of_batch(&self, codes: &[u64], out: &mut [Option<u64>]) -> Result<(), Error> {
+        check_batch(codes, out)?;
+        let base = self.map.as_ptr();
+        for (c, o) in codes.chunks(INTERLEAVE).zip(out.chunks_mut(INTERLEAVE)) {
+            lockstep_search(self.n, |i| self.key(i), |i| base.wrapping_add(HEADER_LEN + 8 * i as usize), c, o);
+        }
+        Ok(())
     }
 
     fn key_bytes(&self) -> u64 {

@@ -37,6 +37,7 @@ mod rank;
 #[cfg(feature = "sled")]
 mod sled;
 mod sorted;
+pub mod workload;
 
 /// A key -> index map of one phase.
 pub trait KeyIndex: Send + Sync {
@@ -53,8 +54,92 @@ pub trait KeyIndex: Send + Sync {
     /// without the keys: it answers `None` only when its index array does; callers pass
     /// canonical codes of valid positions of the phase.)
     fn index_of(&self, code: u64) -> Result<Option<u64>, Error>;
+    /// [`KeyIndex::index_of`] of every code of `codes`, into `out` (same length, else an
+    /// [`Error::InvalidArgument`]). The answers are exactly those of `index_of`; the
+    /// backends that wait on memory (`sorted`, `levelwise`, `mmap`, `hash`) run the
+    /// lookups of a batch interleaved, with software prefetch, so that their cache
+    /// misses overlap instead of following one another. The default loops.
+    fn index_of_batch(&self, codes: &[u64], out: &mut [Option<u64>]) -> Result<(), Error> {
+        check_batch(codes, out)?;
+        for (c, o) in codes.iter().zip(out.iter_mut()) {
+            *o = self.index_of(*c)?;
+        }
+        Ok(())
+    }
     /// Bytes of key data this backend holds on disk for this phase (0 for `rank`).
     fn key_bytes(&self) -> u64;
+}
+
+/// Lookups run interleaved by the batched implementations: enough independent misses
+/// to fill the ~10-12 line fill buffers of a core, few enough that the per-lookup state
+/// stays in registers and L1.
+pub(crate) const INTERLEAVE: usize = 16;
+
+/// The length check every `index_of_batch` starts with.
+pub(crate) fn check_batch(codes: &[u64], out: &[Option<u64>]) -> Result<(), Error> {
+    if codes.len() != out.len() {
+        return Err(Error::InvalidArgument(format!(
+            "index_of_batch: {} codes but room for {} answers",
+            codes.len(),
+            out.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Ask the CPU to fetch the cache line holding `p` into L1 (no effect on other
+/// architectures; never faults, whatever the address).
+#[inline(always)]
+pub(crate) fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint; it never dereferences the pointer in a way that can
+    // fault, whatever the address.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p as *const i8)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+/// Lower-bound searches of up to [`INTERLEAVE`] codes at once over `n` sorted keys read
+/// through `key(i)`, in lockstep: every search halves the same range size at each step
+/// (branch-free, as in `Mmap::index_of`), so the step's loads are independent and the
+/// midpoints of the next step (`addr` gives their addresses) are prefetched while this
+/// step's compares wait. `out[g]` = the index of `codes[g]` if present.
+#[inline]
+pub(crate) fn lockstep_search(
+    n: u64,
+    key: impl Fn(u64) -> u64,
+    addr: impl Fn(u64) -> *const u8,
+    codes: &[u64],
+    out: &mut [Option<u64>],
+) {
+    debug_assert!(codes.len() <= INTERLEAVE && codes.len() == out.len());
+    if n == 0 {
+        out.iter_mut().for_each(|o| *o = None);
+        return;
+    }
+    let g = codes.len();
+    let mut base = [0u64; INTERLEAVE];
+    let mut size = n;
+    while size > 1 {
+        let half = size / 2;
+        let next = (size - half) / 2;
+        for j in 0..g {
+            let mid = base[j] + half;
+            // The next step probes base + next, base being either `base` or `mid`.
+            prefetch(addr(base[j] + next));
+            prefetch(addr(mid + next));
+            if key(mid) < codes[j] {
+                base[j] = mid;
+            }
+        }
+        size -= half;
+    }
+    for j in 0..g {
+        let i = base[j] + (key(base[j]) < codes[j]) as u64;
+        out[j] = (i < n && key(i) == codes[j]).then_some(i);
+    }
 }
 
 /// The lookup backends.
@@ -191,6 +276,14 @@ pub fn build(backend: Backend, dir: &Path, index: &PhaseIndex) -> Result<(), Err
             Err(Error::BackendNotCompiled { backend: b.name().into(), feature: b.feature().unwrap_or_default().into() })
         }
     }
+}
+
+/// Build a `sled` tree over only `entries` (canonical code, index) of the phase of
+/// `index` in `dir` and open it: the `sled` baseline of `ostledb bench` on phases too
+/// large to copy into sled whole. Codes outside the subset are not found.
+#[cfg(feature = "sled")]
+pub fn build_sled_subset(dir: &Path, index: &PhaseIndex, entries: &[(u64, u64)]) -> Result<Box<dyn KeyIndex>, Error> {
+    Ok(Box::new(sled::build_subset(dir, index, entries)?))
 }
 
 /// Whether the files of `backend` for this phase are present in `dir` (always for `rank`).

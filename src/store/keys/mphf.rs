@@ -415,6 +415,22 @@ impl Mphf {
         }
     }
 
+    /// The address of the pilot byte [`Mphf::slot`] reads for `key` (the one random
+    /// read before the slot is known), for a prefetch; null when there is none.
+    #[inline]
+    pub fn pilot_addr(&self, key: u64) -> *const u8 {
+        if self.shards.is_empty() {
+            return std::ptr::null();
+        }
+        let h0 = shard_hash(key);
+        let shard = &self.shards[mul_high(h0, self.shards.len() as u64) as usize];
+        if shard.keys == 0 {
+            return std::ptr::null();
+        }
+        let h = shard.hash(h0);
+        self.pilots.as_ptr().wrapping_add((shard.pilot_base + shard.bucket(h)) as usize)
+    }
+
     /// The number of keys (slots are `0..len()`).
     pub fn len(&self) -> u64 {
         self.n

@@ -6,7 +6,7 @@ use std::path::Path;
 use crate::error::Error;
 use crate::index::PhaseIndex;
 
-use super::{Backend, KeyIndex, keyfile};
+use super::{Backend, INTERLEAVE, KeyIndex, check_batch, keyfile, lockstep_search};
 
 /// The keys of one phase in ascending order, in memory: key `i` has index `i`.
 #[derive(Clone, Debug)]
@@ -36,6 +36,21 @@ impl KeyIndex for Sorted {
 
     fn index_of(&self, code: u64) -> Result<Option<u64>, Error> {
         Ok(self.keys.binary_search(&code).ok().map(|i| i as u64))
+    }
+
+    fn index_of_batch(&self, codes: &[u64], out: &mut [Option<u64>]) -> Result<(), Error> {
+        check_batch(codes, out)?;
+        let keys = &self.keys;
+        for (c, o) in codes.chunks(INTERLEAVE).zip(out.chunks_mut(INTERLEAVE)) {
+            lockstep_search(
+                keys.len() as u64,
+                |i| keys[i as usize],
+                |i| keys.as_ptr().wrapping_add(i as usize) as *const u8,
+                c,
+                o,
+            );
+        }
+        Ok(())
     }
 
     fn key_bytes(&self) -> u64 {
