@@ -424,6 +424,14 @@ fn bench_and_interesting_on_a_small_database() {
         }
     }
     assert_eq!(v["lookups"], 3000);
+    // Query latency: every percentile of every kind present and ordered.
+    for kind in ["probe_cold", "probe_warm", "analyse_cold", "analyse_warm"] {
+        let q = &v["queries"][kind];
+        assert_eq!(q["calls"], 20_000, "{v}");
+        let (p50, p99, max) =
+            (q["p50_ns"].as_f64().unwrap(), q["p99_ns"].as_f64().unwrap(), q["max_ns"].as_f64().unwrap());
+        assert!(0.0 < p50 && p50 <= p99 && p99 <= max, "{kind}: {q}");
+    }
     // --no-build opens the database's own files: the default pack has rank only.
     let v = json_stdout(&["bench", "--db", db, "--no-build", "--lookups", "500", "--rounds", "1", "--quiet", "--json"]);
     assert_eq!(v["backends"].as_array().unwrap().len(), 1, "{v}");

@@ -37,6 +37,12 @@ Measures the largest phase of the database (for the standard board up to 8 piece
               rounds visit the backends one after the other, so a burst of load elsewhere
               on the machine hits every backend alike
 
+Queries (--queries N): whole calls of the library on N random positions of every phase
+(random symmetric images), one at a time: `probe` (a node's value: canonical form, index,
+block, record) and `analyse` (the value and every move's value, what `query` prints),
+first with the blocks still to be decoded, then again on the same positions with the
+blocks cached; p50, p99, max and mean in microseconds.
+
 Key sets: uniformly random positions; the children (moves that remove nothing) of random
 positions, canonicalised: what the solver, verify --deep and query look up; consecutive
 positions in index order. Every answer must equal the rank backend's (exit code 1 if not).
@@ -81,6 +87,11 @@ pub struct BenchArgs {
     /// Seed of the key sets.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Also time this many whole queries in the library (`Database::probe`, the value of
+    /// a node, and `Database::analyse`, the value and every move's), each position twice:
+    /// the first time its blocks may need decoding, the second they are cached. 0: none.
+    #[arg(long, default_value_t = 20_000, value_name = "N")]
+    pub queries: usize,
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -146,6 +157,10 @@ pub struct BenchReport {
     pub cpus: usize,
     /// Per backend.
     pub backends: Vec<BackendBench>,
+    /// Query latency percentiles (with the database's default backend and a cache of up to
+    /// 4 GiB, room for every block of (4,4)), when asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queries: Option<crate::store::latency::Latency>,
 }
 
 /// A scratch directory removed on drop (unless the user named it).
@@ -409,7 +424,19 @@ pub fn run(args: BenchArgs) -> Result<(), Error> {
         rounds: args.rounds.max(1),
         cpus: std::thread::available_parallelism().map(|c| c.get()).unwrap_or(1),
         backends: opened.into_iter().map(|o| o.row).collect(),
+        queries: None,
     };
+    drop(base);
+    let mut report = report;
+    if args.queries > 0 {
+        say(&format!("{} queries, twice", thousands(args.queries as u64)));
+        let all: u64 = index.phases().iter().map(|p| p.len()).sum();
+        // About 3 bytes per position decoded: room for every block, up to 4 GiB.
+        let opts =
+            crate::store::OpenOptions { backend: None, cache_bytes: (all as usize * 4).clamp(64 << 20, 4 << 30) };
+        let db = Database::open_opts(&args.common.db, &opts)?;
+        report.queries = Some(crate::store::latency::measure(&db, args.queries, args.seed)?);
+    }
     if args.json {
         return emit_json(&report);
     }
@@ -463,6 +490,27 @@ fn table(r: &BenchReport, db: &Path) -> String {
     }
     for n in notes {
         out.push_str(&format!("{n}\n"));
+    }
+    if let Some(q) = &r.queries {
+        out.push_str(&format!(
+            "\nqueries in the library, one at a time ({} random positions, each twice):\n",
+            thousands(q.probe_cold.calls as u64)
+        ));
+        out.push_str(&format!("{:<22} {:>9} {:>9} {:>10} {:>9}\n", "call", "p50 us", "p99 us", "max us", "mean us"));
+        for (name, p) in [
+            ("probe, first time", &q.probe_cold),
+            ("probe, again", &q.probe_warm),
+            ("analyse, first time", &q.analyse_cold),
+            ("analyse, again", &q.analyse_warm),
+        ] {
+            out.push_str(&format!(
+                "{name:<22} {:>9.2} {:>9.2} {:>10.1} {:>9.2}\n",
+                p.p50_ns / 1e3,
+                p.p99_ns / 1e3,
+                p.max_ns / 1e3,
+                p.mean_ns / 1e3
+            ));
+        }
     }
     out
 }
