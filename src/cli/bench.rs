@@ -30,7 +30,8 @@ Measures the largest phase of the database (for the standard board up to 8 piece
   bytes/key   bytes of index data per key (files on disk; rank: none)
   RSS MB      resident memory the opened index adds: VmRSS of /proc/self/status after
               opening (`open`) and after one warm-up pass (`warm`: includes the pages of
-              mmap's file the pass touched) minus before, freed heap returned first
+              mmap's file the pass touched) minus before, freed heap returned first;
+              a negative difference (heap handed back meanwhile) shows as 0, --json keeps it
   cold ns     the warm-up pass: one random lookup at a time, right after opening
   random / children / in-order, each `1` (one index_of at a time) and `B` (index_of_batch,
               --batch codes per call): ns per lookup, the fastest of --rounds rounds; the
@@ -477,8 +478,8 @@ fn table(r: &BenchReport, db: &Path) -> String {
             b.build_seconds.map(|s| format!("{s:.1}")).unwrap_or_else(|| "-".into()),
             b.open_seconds,
             b.bytes_per_key,
-            b.rss_open_bytes as f64 / 1e6,
-            b.rss_warm_bytes as f64 / 1e6,
+            b.rss_open_bytes.max(0) as f64 / 1e6,
+            b.rss_warm_bytes.max(0) as f64 / 1e6,
             b.cold_ns,
             b.random.single,
             b.random.batched,
