@@ -45,7 +45,7 @@ pub enum Command {
     Inspect(inspect::InspectArgs),
     /// Solve the game by retrograde analysis, phase by phase, into a database directory.
     Solve(solve::SolveArgs),
-    /// The value of a board and of each of its moves, from a solved database.
+    /// The verdict of a board and of each of its moves (best first), its line and its distance from the start.
     Query(query::QueryArgs),
     /// Wins, losses, draws and distances per phase of a solved database.
     Stats(stats::StatsArgs),
@@ -55,7 +55,7 @@ pub enum Command {
     Pack(pack::PackArgs),
     /// Add a key index of another lookup backend to a database.
     Index(pack::IndexArgs),
-    /// Time the lookup backends of a database against each other.
+    /// Time the lookup backends of a database against each other, and query latency.
     Bench(bench::BenchArgs),
     /// Count and list draws where every capture loses, wins only by a sacrifice, wins only by hole moves.
     Interesting(interesting::InterestingArgs),
@@ -63,7 +63,7 @@ pub enum Command {
     Bfs(bfs::BfsArgs),
     /// Write the database in the published text format, or compute that format's digest.
     Export(export::ExportArgs),
-    /// Build a database from published retrograde text files.
+    /// Build a database from published text files (retrograde, and BFS when present).
     Import(import::ImportArgs),
 }
 
