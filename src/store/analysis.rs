@@ -4,10 +4,9 @@
 use serde::Serialize;
 
 use crate::error::Error;
-use crate::game::forbidden::{forbidden_move, published_node_index};
+use crate::game::forbidden::forbidden_move;
 use crate::game::moves::{Move, is_immediate_win, moves, play, transform_move};
 use crate::game::notation::{code_to_base64, format_board, format_move};
-use crate::game::symmetry::canonical;
 use crate::game::{Geometry, Position};
 use crate::solve::outcome::Outcome;
 use crate::store::Database;
@@ -127,6 +126,12 @@ impl Analysis {
     }
 }
 
+/// A side has fewer than the pieces a live position needs: the move to `child` ended
+/// the game.
+fn ends_game(g: &Geometry, child: &Position) -> bool {
+    child.player.count_ones() < g.min_pieces() || child.opponent.count_ones() < g.min_pieces()
+}
+
 fn move_text(removes: &str, o: Outcome) -> String {
     match (removes, o) {
         ("opponent", Outcome::Win(1)) => "wins at once (captures the opponent's second piece)".to_string(),
@@ -140,9 +145,9 @@ impl Database {
     /// seen from the opponent, which decides the forbidden move) and of every move.
     pub fn analyse(&self, board: &Position, prev: Option<&Position>) -> Result<Analysis, Error> {
         let g = self.geometry();
-        let value = self.probe(board, prev)?;
-        let (canon, k) = canonical(g, board);
-        let j = prev.map_or(0, |p| published_node_index(g, &canon, p));
+        let node = self.node(board, prev)?;
+        let value = self.node_value(&node)?;
+        let (canon, k, j) = (node.canon, node.symmetry, node.j);
         let forbidden_canon = (j > 0).then(|| moves(g, &canon)[j - 1]);
         let checkmate = is_immediate_win(g, board);
         let allowed = |mv| forbidden_canon != Some(transform_move(g, k, mv));
@@ -218,7 +223,7 @@ impl Database {
             let a = self.analyse(&pos, prev.as_ref())?;
             let Some(m) = a.best_move().cloned() else { break };
             let r = play(g, &pos, m.mv).expect("listed moves are legal");
-            let ends = r.child.player.count_ones() < g.min_pieces() || r.child.opponent.count_ones() < g.min_pieces();
+            let ends = ends_game(g, &r.child);
             steps.push(Step {
                 board: a.board.clone(),
                 verdict: a.verdict,
@@ -276,7 +281,7 @@ pub fn play_moves(
             return Err(at("forbidden: it would undo the opponent's last move".into()));
         }
         let r = play(g, &pos, mv).expect("listed moves are legal");
-        if r.child.player.count_ones() < g.min_pieces() || r.child.opponent.count_ones() < g.min_pieces() {
+        if ends_game(g, &r.child) {
             if n + 1 < list.len() {
                 return Err(at("it ends the game, so no move can follow it".into()));
             }

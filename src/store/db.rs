@@ -41,6 +41,14 @@ pub struct Database {
     bfs: OnceLock<Option<crate::store::bfs::BfsFile>>,
 }
 
+/// A node as a query sees it: the canonical position, the symmetry that maps the board
+/// as given onto it, and the published forbidden index `j` (0: nothing forbidden).
+pub(crate) struct Node {
+    pub(crate) canon: Position,
+    pub(crate) symmetry: usize,
+    pub(crate) j: usize,
+}
+
 /// How to open a database.
 #[derive(Clone, Debug)]
 pub struct OpenOptions {
@@ -261,8 +269,13 @@ impl Database {
     /// The value of `board` for the side to move; `prev` is the board before the
     /// opponent's last move, seen from the opponent, which decides the forbidden move.
     pub fn probe(&self, board: &Position, prev: Option<&Position>) -> Result<Outcome, Error> {
+        self.node_value(&self.node(board, prev)?)
+    }
+
+    /// The node `board` is in after `prev` (checked: in range, and `prev` leads to it).
+    pub(crate) fn node(&self, board: &Position, prev: Option<&Position>) -> Result<Node, Error> {
         self.check_range(board)?;
-        let (canon, _) = canonical(&self.geom, board);
+        let (canon, symmetry) = canonical(&self.geom, board);
         let j = match prev {
             Some(p) => {
                 p.validate(&self.geom)?;
@@ -271,7 +284,12 @@ impl Database {
             }
             None => 0,
         };
-        position_value(&self.geom, &mut &*self, &canon, j)
+        Ok(Node { canon, symmetry, j })
+    }
+
+    /// The value of a node.
+    pub(crate) fn node_value(&self, n: &Node) -> Result<Outcome, Error> {
+        position_value(&self.geom, &mut &*self, &n.canon, n.j)
     }
 
     /// Every move of `board` with its value for the side that plays it, in `board`'s own
