@@ -105,19 +105,14 @@ pub fn measure_repeated(db: &Database, n: usize, seed: u64, repeat: usize) -> Re
         let v = db.probe(&boards[k], None)?;
         check(v == values[k], k)
     })?;
-    let analyse_cold = time(&mut |k| {
+    let mut analyse = |k: usize| -> Result<(), Error> {
         let a = db.analyse(&boards[k], None)?;
         check(a.outcome == values[k], k)
-    })?;
-    let mut analyse_warm = time(&mut |k| {
-        let a = db.analyse(&boards[k], None)?;
-        check(a.outcome == values[k], k)
-    })?;
+    };
+    let analyse_cold = time(&mut analyse)?;
+    let mut analyse_warm = time(&mut analyse)?;
     for _ in 1..repeat {
-        analyse_warm = time(&mut |k| {
-            let a = db.analyse(&boards[k], None)?;
-            check(a.outcome == values[k], k)
-        })?;
+        analyse_warm = time(&mut analyse)?;
     }
     Ok(Latency { probe_cold, probe_warm, analyse_cold, analyse_warm })
 }
