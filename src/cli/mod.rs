@@ -141,7 +141,13 @@ pub fn run(cli: Cli) -> Result<(), Error> {
 /// Write to stdout; a closed pipe (`ostledb ... | head`) is not an error.
 pub fn emit(text: &str) -> Result<(), Error> {
     let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+    stdout_result(out.write_all(text.as_bytes()).and_then(|_| out.flush()))
+}
+
+/// The result of a write to stdout: a closed pipe ends the process with success (the
+/// reader has all it wanted), any other failure is an error.
+pub fn stdout_result(r: std::io::Result<()>) -> Result<(), Error> {
+    match r {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
         Err(e) => Err(Error::Io { path: "<stdout>".into(), source: e }),

@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::cli::db::{BackendArgs, open};
-use crate::cli::{CommonArgs, emit, emit_json, parse_with_prev};
+use crate::cli::{CommonArgs, emit, emit_json, parse_with_prev, stdout_result};
 use crate::error::Error;
 use crate::store::Database;
 use crate::store::analysis::{Analysis, Step, play_moves};
@@ -205,20 +205,10 @@ fn run_stdin(db: &Database, args: &QueryArgs) -> Result<(), Error> {
         for a in answers {
             let (s, bad) = a?;
             failed |= bad;
-            let w = out.write_all(s.as_bytes()).and_then(|_| out.write_all(b"\n"));
-            if let Err(e) = w {
-                if e.kind() == std::io::ErrorKind::BrokenPipe {
-                    std::process::exit(0);
-                }
-                return Err(Error::Io { path: "<stdout>".into(), source: e });
-            }
+            stdout_result(out.write_all(s.as_bytes()).and_then(|_| out.write_all(b"\n")))?;
         }
     }
-    match out.flush() {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
-        Err(e) => return Err(Error::Io { path: "<stdout>".into(), source: e }),
-        Ok(()) => {}
-    }
+    stdout_result(out.flush())?;
     if failed {
         return Err(Error::InvalidArgument("some lines could not be answered (see their \"error\" fields)".into()));
     }
