@@ -20,7 +20,10 @@ fn the_sweep_agrees_with_the_naive_count_on_every_phase_of_the_4x4_board() {
     let opts = SolveOptions { dir: Some(dir.clone()), ..SolveOptions::default() };
     solve_into(&g, 6, &opts, |_| Ok(())).unwrap();
     // Small blocks: the naive side decompresses a block for nearly every move it values.
-    let p = PackOptions { values: WriteOptions { block: 256, level: 3 }, ..PackOptions::default() };
+    let p = PackOptions {
+        values: WriteOptions { block: 256, level: 3, ..WriteOptions::default() },
+        ..PackOptions::default()
+    };
     pack(&dir, &g, 6, &p, |_| {}).unwrap();
     let db = Database::open(&dir).unwrap();
     let index = db.index().clone();

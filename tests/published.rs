@@ -32,7 +32,7 @@ fn geom() -> Geometry {
 }
 
 fn pack_opts() -> PackOptions {
-    PackOptions { values: WriteOptions { block: 256, level: 3 }, ..PackOptions::default() }
+    PackOptions { values: WriteOptions { block: 256, level: 3, ..WriteOptions::default() }, ..PackOptions::default() }
 }
 
 /// The 3x3 board with three pieces a side, solved and packed.

@@ -21,7 +21,10 @@ fn build(geom: &Geometry, name: &str, max: u32) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     let opts = SolveOptions { dir: Some(dir.clone()), ..SolveOptions::default() };
     solve_into(geom, max, &opts, |_| Ok(())).expect("solve");
-    let p = PackOptions { values: WriteOptions { block: 512, level: 3 }, ..PackOptions::default() };
+    let p = PackOptions {
+        values: WriteOptions { block: 512, level: 3, ..WriteOptions::default() },
+        ..PackOptions::default()
+    };
     pack(&dir, geom, max, &p, |_| {}).expect("pack");
     dir
 }

@@ -1,7 +1,7 @@
 //! The result store, end to end on small boards: one integration suite instantiated per
 //! compiled lookup backend, every answer compared with the solver's in-memory solution;
 //! corruption (every single flipped byte, truncation, foreign magic and versions) always
-//! an error, never a panic or a wrong answer; the golden database of format v1.
+//! an error, never a panic or a wrong answer; the golden databases of formats v1 and v2.
 
 use std::path::{Path, PathBuf};
 
@@ -28,7 +28,11 @@ fn tmpdir(name: &str) -> PathBuf {
 fn build(geom: &Geometry, dir: &Path, max: u32, backends: Vec<Backend>) {
     let opts = SolveOptions { dir: Some(dir.to_path_buf()), ..SolveOptions::default() };
     solve_into(geom, max, &opts, |_| Ok(())).expect("solve");
-    let p = PackOptions { values: WriteOptions { block: 256, level: 3 }, backends, keep_work: false };
+    let p = PackOptions {
+        values: WriteOptions { block: 256, level: 3, ..WriteOptions::default() },
+        backends,
+        keep_work: false,
+    };
     pack(dir, geom, max, &p, |_| {}).expect("pack");
 }
 
@@ -337,35 +341,41 @@ fn foreign_magic_and_future_versions_are_refused_with_a_clear_reason() {
     bad[8] = 9;
     std::fs::write(&file, &bad).unwrap();
     let e = Database::open(&dir).unwrap_err();
-    assert!(e.to_string().contains("version 9") && e.to_string().contains("reads versions 1..=1"), "{e}");
+    assert!(e.to_string().contains("version 9") && e.to_string().contains("reads versions 1..=2"), "{e}");
     let file = dir.join("values-2-2.zst");
     let good_v = std::fs::read(&file).unwrap();
     std::fs::write(dir.join(meta::FILE), &good).unwrap();
     let mut bad = good_v.clone();
-    bad[8] = 2;
+    bad[8] = 3;
     std::fs::write(&file, &bad).unwrap();
     let e = Database::open(&dir).unwrap_err();
-    assert!(e.to_string().contains("version 2"), "{e}");
+    assert!(e.to_string().contains("version 3") && e.to_string().contains("reads versions 1..=2"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// The golden database of format v1 (`tests/data/golden-v1`, a 3x3 board, written by
-/// ostledb 0.1 with `cargo test --release write_golden_v1 -- --ignored`): this version
-/// must read it and give the solver's answers.
-#[test]
-fn the_v1_golden_database_still_reads() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden-v1");
+/// The golden databases (`tests/data/golden-vN`, a 3x3 board, written by the ostledb of
+/// that format with `cargo test --release write_golden -- --ignored`): this version must
+/// read each and give the solver's answers.
+fn check_golden(version: u32) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/data/golden-v{version}"));
     let db = Database::open(&dir).unwrap();
     let m = db.meta();
-    assert_eq!((m.format, m.side, m.start_pieces, m.max_pieces), (1, 3, 3, 6));
+    assert_eq!((m.format, m.side, m.start_pieces, m.max_pieces), (version, 3, 3, 6));
     assert_eq!(m.backends, vec!["rank".to_string(), "sorted".to_string()]);
     let g = Geometry::new(3, 3).unwrap();
     let sol = oracle(&g, 6);
     check_against(&db, &sol, 1);
     check_against(&Database::open_with(&dir, Some(Backend::Sorted)).unwrap(), &sol, 7);
     for p in db.index().phases() {
-        db.values(p.phase()).unwrap().check().unwrap();
+        let f = db.values(p.phase()).unwrap();
+        f.check().unwrap();
+        // v1 stores loss distances, v2 (as written by default) elides them.
+        assert_eq!((f.version(), f.elides_losses()), (version, version == 2));
         keys::check(Backend::Sorted, &dir, p).unwrap();
+        let exact = ostledb::store::load_phase(&dir, &g, p.phase(), p.len()).unwrap().unwrap();
+        for i in 0..p.len() {
+            assert_eq!(exact.record(i).base, sol.phase(p.phase()).unwrap().record(i).base);
+        }
     }
     // The counts the metadata carries are the solution's.
     for (pm, p) in m.phases.iter().zip(sol.phases()) {
@@ -373,6 +383,16 @@ fn the_v1_golden_database_still_reads() {
         assert_eq!(pm.win, wins);
         assert_eq!(pm.win + pm.loss + pm.draw, p.len());
     }
+}
+
+#[test]
+fn the_v1_golden_database_still_reads() {
+    check_golden(1);
+}
+
+#[test]
+fn the_v2_golden_database_still_reads() {
+    check_golden(2);
 }
 
 /// `Records` through a database gives the same move values as the library's own
@@ -410,12 +430,13 @@ fn probe_with_a_previous_board_uses_the_forbidden_move() {
     assert!(checked > 100, "{checked}");
 }
 
-/// Writes `tests/data/golden-v1` (run once per format version, then commit the files).
+/// Writes `tests/data/golden-v2`, the golden database of the current format (run once
+/// per format version, with the name changed, then commit the files).
 #[test]
 #[ignore = "writes the golden database of the current format; run by hand when the format changes"]
-fn write_golden_v1() {
+fn write_golden_v2() {
     let g = Geometry::new(3, 3).unwrap();
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden-v1");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden-v2");
     let _ = std::fs::remove_dir_all(&dir);
     build(&g, &dir, 6, vec![Backend::Rank, Backend::Sorted]);
 }
@@ -461,4 +482,78 @@ fn stored_bfs_answers_as_the_search_in_memory() {
         assert!(matches!(BfsFile::open(&dir, g, convention), Err(Error::Corrupt { .. })));
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A packed database elides loss distances by default: every loss is stored as code 1,
+/// and every reader gets the solver's exact values back: single records (one ply of
+/// search), whole phases and base values (a group resolved at once), the solve that
+/// resumes from them. Packing with the distances kept gives the same answers from
+/// larger files. A win stored as an elided loss (damage a checksum cannot see, because
+/// the file was written that way) is an error naming the position, never an answer.
+#[test]
+fn elided_loss_distances_come_back_exact() {
+    use ostledb::solve::retrograde::outcome_val;
+    use ostledb::store::values::{ELIDED_LOSS, ValueFile, file_name, write_values};
+    let g = Geometry::new(4, 3).unwrap();
+    let sol = oracle(&g, 6);
+    let (elided, kept) = (tmpdir("elided"), tmpdir("kept"));
+    build(&g, &elided, 6, vec![Backend::Rank]);
+    let opts = SolveOptions { dir: Some(kept.clone()), ..SolveOptions::default() };
+    solve_into(&g, 6, &opts, |_| Ok(())).expect("solve");
+    let values = WriteOptions { block: 256, level: 3, elide_losses: false };
+    pack(&kept, &g, 6, &PackOptions { values, backends: vec![Backend::Rank], keep_work: false }, |_| {}).unwrap();
+    let (mut small, mut large) = (0, 0);
+    for p in sol.index().phases() {
+        let ph = p.phase();
+        let (fe, fk) =
+            (ValueFile::open(&elided, &g, ph, p.len()).unwrap(), ValueFile::open(&kept, &g, ph, p.len()).unwrap());
+        assert!(fe.elides_losses() && !fk.elides_losses());
+        (small, large) = (small + fe.file_len(), large + fk.file_len());
+        let stored = ostledb::store::values::load_raw(&elided, &g, ph, p.len()).unwrap();
+        let exact = ostledb::store::load_phase(&elided, &g, ph, p.len()).unwrap().unwrap();
+        let from_kept = ostledb::store::load_phase(&kept, &g, ph, p.len()).unwrap().unwrap();
+        let base = ostledb::store::load_base(&elided, &g, ph, p.len()).unwrap().unwrap();
+        assert_eq!(exact.raw(), from_kept.raw(), "{ph}");
+        let mut losses = 0;
+        for i in 0..p.len() {
+            let (want, got) = (sol.phase(ph).unwrap().record(i), exact.record(i));
+            assert_eq!(got.base, want.base, "{ph} #{i}");
+            assert_eq!(base[i as usize], outcome_val(want.base), "{ph} #{i}");
+            if let (Some(a), Some(b)) = (got.special, want.special) {
+                assert_eq!(a, b, "{ph} #{i}");
+            }
+            if let Outcome::Loss(_) = want.base {
+                losses += 1;
+                assert_eq!(stored.raw()[i as usize] as u16, ELIDED_LOSS, "{ph} #{i}: stored without its distance");
+            }
+        }
+        assert!(losses > 0, "{ph} has losses to resolve");
+    }
+    assert!(small < large, "eliding saves bytes: {small} vs {large}");
+    // The whole solution loads exact, and a solve over the elided database resumes from
+    // it: nothing is solved again and the answer is the same.
+    let loaded = Solution::load(&elided, &g, 6).unwrap();
+    for (a, b) in loaded.phases().iter().zip(sol.phases()) {
+        for i in 0..a.len() {
+            assert_eq!(a.record(i).base, b.record(i).base);
+        }
+    }
+    // Plant a win stored as an elided loss, rewriting the file (so its checksums hold).
+    let p = sol.index().phases().last().unwrap();
+    let ph = p.phase();
+    let mut records = ostledb::store::values::load_raw(&elided, &g, ph, p.len()).unwrap();
+    let i = (0..p.len())
+        .find(|&i| matches!(sol.phase(ph).unwrap().record(i).base, Outcome::Win(n) if n > 1))
+        .expect("a win");
+    let r = &mut records.raw_mut()[i as usize];
+    *r = *r & !0xffff | ELIDED_LOSS as u64;
+    write_values(&elided, &g, &records, WriteOptions { block: 256, level: 3, ..WriteOptions::default() }).unwrap();
+    assert!(elided.join(file_name(ph)).is_file());
+    let db = Database::open(&elided).unwrap();
+    let e = db.probe(&p.position_at(i), None).unwrap_err();
+    assert!(matches!(e, Error::Corrupt { .. }) && e.to_string().contains("stored as a loss"), "{e}");
+    let e = ostledb::store::load_phase(&elided, &g, ph, p.len()).unwrap_err();
+    assert!(matches!(e, Error::Corrupt { .. }) && e.to_string().contains("stored as a loss"), "{e}");
+    let _ = std::fs::remove_dir_all(&elided);
+    let _ = std::fs::remove_dir_all(&kept);
 }

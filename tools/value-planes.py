@@ -4,7 +4,8 @@
 Usage: python3 tools/value-planes.py DB/values-4-4.zst [EVERY]
 
 Decodes every EVERY-th block (default 25) of a value file (schema/FORMAT.md, value file
-v1), recompresses each byte plane on its own with zstd level 19 and prints bits per
+v1 or v2; run it on a file written with `--keep-loss-distances`, since in a default v2 file
+every loss is already one symbol), recompresses each byte plane on its own with zstd level 19 and prints bits per
 position for: the base value planes, the special move plane, the special value planes;
 then the same with every win distance replaced by one symbol ("win, distance by a
 one-ply search": a Win(n) with n > 1 becomes code 4, which no position has, since wins

@@ -43,6 +43,11 @@ pub struct StoreArgs {
     /// file), hash (minimal perfect hash + index array), sled.
     #[arg(long = "backend", value_name = "NAME", default_value = "rank")]
     pub backends: Vec<Backend>,
+    /// Store every loss with its distance. By default a loss is stored without it (the
+    /// distance is one more than the largest win distance among its moves, found by one
+    /// ply of search when read): about 40% smaller, a little slower to read.
+    #[arg(long)]
+    pub keep_loss_distances: bool,
     /// Keep the solver's 8-byte-per-position phase value files after packing.
     #[arg(long)]
     pub keep_work: bool,
@@ -52,7 +57,7 @@ impl StoreArgs {
     /// The options these arguments give.
     pub fn options(&self) -> PackOptions {
         PackOptions {
-            values: WriteOptions { block: self.block, level: self.level },
+            values: WriteOptions { block: self.block, level: self.level, elide_losses: !self.keep_loss_distances },
             backends: self.backends.clone(),
             keep_work: self.keep_work,
         }

@@ -8,7 +8,8 @@ use crate::game::symmetry::canonical;
 use crate::game::{Geometry, Phase, Position};
 use crate::index::GameIndex;
 use crate::solve::outcome::Outcome;
-use crate::solve::retrograde::{PhaseValues, Record, Solution, val_outcome};
+use crate::solve::retrograde::{PhaseValues, Record, Solution, outcome_val, val_outcome};
+use crate::store::values::{ELIDED_LOSS, needs_resolving};
 
 /// A source of stored records, by phase and index.
 pub trait Records {
@@ -114,6 +115,48 @@ pub fn move_values(geom: &Geometry, src: &mut impl Records, pos: &Position) -> R
             }
         };
         out.push(MoveValue { index: i + 1, mv: m, outcome, removes });
+    }
+    Ok(out)
+}
+
+/// A packed record read from a file that elides loss distances, with every elided loss
+/// ([`ELIDED_LOSS`]) replaced by its exact value, found by one ply of search: a lost
+/// node's children are all won (so stored with their distances) and its value is the
+/// slowest of the losses its allowed moves lead to. `canon` is the record's (canonical)
+/// position; `raw` reads the children as stored (nothing is resolved recursively).
+///
+/// A record that claims a loss while a move wins or draws is damage: an error naming
+/// `file` and the position, never a wrong answer.
+pub fn resolve_record(
+    geom: &Geometry,
+    raw: &mut impl Records,
+    canon: &Position,
+    record: u64,
+    file: &std::path::Path,
+) -> Result<u64, Error> {
+    if !needs_resolving(record) {
+        return Ok(record);
+    }
+    let options = move_values(geom, raw, canon)?;
+    let s = (record >> 32) as usize & 31;
+    let lost = |which: &str, excluded: usize| -> Result<u64, Error> {
+        match crate::solve::verify::best(options.iter().filter(|o| o.index != excluded).map(|o| o.outcome)) {
+            v @ Outcome::Loss(_) => Ok(outcome_val(v) as u64),
+            v => Err(crate::store::file::corrupt(
+                file,
+                format!(
+                    "{}: its {which} value is stored as a loss, but its moves give {v:?}",
+                    crate::game::notation::format_board(geom, canon)
+                ),
+            )),
+        }
+    };
+    let mut out = record;
+    if record as u16 == ELIDED_LOSS {
+        out = out & !0xffff | lost("base", 0)?;
+    }
+    if s != 0 && (record >> 16) as u16 == ELIDED_LOSS {
+        out = out & !(0xffff << 16) | lost("special", s)? << 16;
     }
     Ok(out)
 }

@@ -289,6 +289,11 @@ impl PhaseValues {
         &self.records
     }
 
+    /// The packed records, to change in place.
+    pub fn raw_mut(&mut self) -> &mut [u64] {
+        &mut self.records
+    }
+
     /// From raw packed records.
     pub fn from_raw(phase: Phase, records: Vec<u64>) -> PhaseValues {
         PhaseValues { phase, records }
@@ -360,14 +365,17 @@ impl Solution {
     pub fn load(dir: &std::path::Path, geom: &Geometry, max_pieces: u32) -> Result<Solution, Error> {
         let index = GameIndex::build(geom, max_pieces)?;
         let mut phases = Vec::new();
-        for p in index.phases() {
-            match crate::store::load_phase(dir, geom, p.phase(), p.len())? {
-                Some(v) => phases.push(v),
+        let mut totals: Vec<u32> = index.phases().iter().map(|p| p.phase().pieces()).collect();
+        totals.dedup();
+        for total in totals {
+            match crate::store::load_group(dir, geom, &index, total)? {
+                Some(v) => phases.extend(v),
                 None => {
+                    let p = index.phases().iter().find(|p| p.phase().pieces() == total).expect("a phase of the total");
                     return Err(Error::MissingDatabase {
                         path: dir.to_path_buf(),
                         phase: p.phase().to_string(),
-                        max_pieces: p.phase().pieces(),
+                        max_pieces: total,
                     });
                 }
             }
@@ -473,13 +481,10 @@ fn solve_phases(
         let members: Vec<&PhaseIndex> = index.phases().iter().filter(|p| p.phase().pieces() == total).collect();
         let mut values = Vec::new();
         if let Some(dir) = &opts.dir {
-            for p in &members {
-                match crate::store::load_phase(dir, geom, p.phase(), p.len())? {
-                    Some(v) => values.push(v),
-                    None => break,
-                }
+            if let Some(v) = crate::store::load_group(dir, geom, index, total)? {
+                values = v;
             }
-            if values.len() == members.len() {
+            if !values.is_empty() && values.len() == members.len() {
                 let names: Vec<String> = members.iter().map(|p| p.phase().to_string()).collect();
                 opts.reporter.note(&format!("{}: finished earlier, loaded from {}", names.join("+"), dir.display()));
             } else {

@@ -63,19 +63,27 @@ pub struct GroupValues<'a> {
 
 impl<'a> GroupValues<'a> {
     /// Load, from a database directory, the phases with `pieces` pieces in full and those
-    /// with one piece less as base values (every file's checksum is checked).
+    /// with one piece less as base values (every file's checksum is checked, elided loss
+    /// distances resolved: see [`crate::store::load_group`]).
     pub fn load(dir: &Path, geom: &Geometry, index: &'a GameIndex, pieces: u32) -> Result<GroupValues<'a>, Error> {
-        let (mut full, mut lower) = (Vec::new(), Vec::new());
-        for p in index.phases() {
-            let ph = p.phase();
-            let missing =
-                || Error::MissingDatabase { path: dir.to_path_buf(), phase: ph.to_string(), max_pieces: ph.pieces() };
-            if ph.pieces() == pieces {
-                full.push(crate::store::load_phase(dir, geom, ph, p.len())?.ok_or_else(missing)?);
-            } else if ph.pieces() + 1 == pieces {
-                lower.push((ph, crate::store::load_base(dir, geom, ph, p.len())?.ok_or_else(missing)?));
-            }
-        }
+        let missing = |n: u32| Error::MissingDatabase {
+            path: dir.to_path_buf(),
+            phase: index
+                .phases()
+                .iter()
+                .filter(|p| p.phase().pieces() == n)
+                .map(|p| p.phase().to_string())
+                .collect::<Vec<_>>()
+                .join("+"),
+            max_pieces: n,
+        };
+        let lower = if index.phases().iter().any(|p| p.phase().pieces() + 1 == pieces) {
+            let group = crate::store::load_group(dir, geom, index, pieces - 1)?.ok_or_else(|| missing(pieces - 1))?;
+            group.into_iter().map(|v| (v.phase(), v.raw().iter().map(|&r| r as u16).collect())).collect()
+        } else {
+            Vec::new()
+        };
+        let full = crate::store::load_group(dir, geom, index, pieces)?.ok_or_else(|| missing(pieces))?;
         Ok(GroupValues { index, full, lower })
     }
 

@@ -16,12 +16,12 @@ use crate::game::symmetry::canonical;
 use crate::game::{Geometry, Phase, Position};
 use crate::index::GameIndex;
 use crate::solve::outcome::Outcome;
-use crate::solve::query::{MoveValue, Records, move_values, position_value, unpack};
+use crate::solve::query::{MoveValue, Records, move_values, position_value, resolve_record, unpack};
 use crate::solve::retrograde::Record;
 use crate::store::cache::{BlockCache, DEFAULT_CACHE_BYTES};
 use crate::store::keys::{self, Backend, KeyIndex};
 use crate::store::meta::{self, Meta};
-use crate::store::values::ValueFile;
+use crate::store::values::{ValueFile, needs_resolving};
 
 struct Slot {
     values: ValueFile,
@@ -249,9 +249,32 @@ impl Database {
         }
     }
 
-    /// The stored record of position `idx` of `phase`.
+    /// The record of position `idx` of `phase`, exact: an elided loss distance (see
+    /// [`crate::store::values::FLAG_ELIDED_LOSSES`]) is found by one ply of search.
     pub fn record(&self, phase: Phase, idx: u64) -> Result<Record, Error> {
-        Ok(unpack(self.slot(phase)?.values.record(idx)?))
+        let values = &self.slot(phase)?.values;
+        let raw = values.record(idx)?;
+        if !(values.elides_losses() && needs_resolving(raw)) {
+            return Ok(unpack(raw));
+        }
+        let pos = self.index.phase(phase).expect("a phase with a slot is in the index").position_at(idx);
+        Ok(unpack(resolve_record(&self.geom, &mut Stored(self), &pos, raw, values.path())?))
+    }
+
+    /// The packed record of position `idx` of `phase` as stored (an elided loss is
+    /// [`crate::store::values::ELIDED_LOSS`]).
+    pub fn stored_record(&self, phase: Phase, idx: u64) -> Result<u64, Error> {
+        self.slot(phase)?.values.record(idx)
+    }
+
+    /// A packed record read from this database's files, its elided losses resolved
+    /// (`canon` is its position).
+    pub fn resolve(&self, canon: &Position, raw: u64) -> Result<u64, Error> {
+        let values = &self.slot(canon.phase())?.values;
+        if !values.elides_losses() {
+            return Ok(raw);
+        }
+        resolve_record(&self.geom, &mut Stored(self), canon, raw, values.path())
     }
 
     fn check_range(&self, pos: &Position) -> Result<(), Error> {
@@ -297,6 +320,19 @@ impl Database {
     pub fn moves(&self, board: &Position) -> Result<Vec<MoveValue>, Error> {
         self.check_range(board)?;
         move_values(&self.geom, &mut &*self, board)
+    }
+}
+
+/// The database's records as stored, for resolving an elided loss from its children
+/// (which are wins, stored exactly).
+struct Stored<'a>(&'a Database);
+
+impl Records for Stored<'_> {
+    fn locate(&mut self, pos: &Position) -> Result<(Phase, u64), Error> {
+        self.0.locate(pos)
+    }
+    fn record(&mut self, phase: Phase, idx: u64) -> Result<Record, Error> {
+        self.0.stored_record(phase, idx).map(unpack)
     }
 }
 

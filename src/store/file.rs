@@ -105,6 +105,30 @@ pub fn put(w: &mut impl Write, bytes: &[u8]) -> std::io::Result<()> {
     w.write_all(bytes)
 }
 
+/// The format version of a header (bytes 8..12), checked against the `versions` this
+/// code reads; `what` names the kind of file in the message ("value file").
+pub fn header_version(
+    path: &Path,
+    h: &[u8],
+    magic: &[u8; 8],
+    versions: std::ops::RangeInclusive<u32>,
+    what: &str,
+) -> Result<u32, Error> {
+    if h.len() < 12 || h[0..8] != *magic {
+        return Err(corrupt(path, format!("not an ostledb {what} (bad magic bytes)")));
+    }
+    let found = le_u32(h, 8);
+    if !versions.contains(&found) {
+        let reads = if versions.start() == versions.end() {
+            format!("version {}", versions.start())
+        } else {
+            format!("versions {}..={}", versions.start(), versions.end())
+        };
+        return Err(corrupt(path, format!("{what} format version {found}; this ostledb reads {reads}")));
+    }
+    Ok(found)
+}
+
 /// Check the start every checksummed header shares: `magic`, format `version`, a
 /// header checksum in its last 8 bytes (XXH3-64 of the bytes before it) and the board
 /// (bytes 12 and 13). `what` names the kind of file in the messages ("value file").
@@ -116,13 +140,7 @@ pub fn check_header(
     what: &str,
     geom: &crate::game::Geometry,
 ) -> Result<(), Error> {
-    if h[0..8] != *magic {
-        return Err(corrupt(path, format!("not an ostledb {what} (bad magic bytes)")));
-    }
-    let found = le_u32(h, 8);
-    if found != version {
-        return Err(corrupt(path, format!("{what} format version {found}; this ostledb reads version {version}")));
-    }
+    header_version(path, h, magic, version..=version, what)?;
     let end = h.len() - 8;
     if checksum(&h[..end]) != le_u64(h, end) {
         return Err(corrupt(path, "header checksum mismatch"));

@@ -16,9 +16,9 @@ pub const FILE: &str = "ostledb.meta";
 /// The first 8 bytes of the metadata file.
 pub const MAGIC: [u8; 8] = *b"OSTLEDB\x00";
 /// Versions of the database format this code reads (it writes the last).
-pub const VERSIONS: std::ops::RangeInclusive<u32> = 1..=1;
+pub const VERSIONS: std::ops::RangeInclusive<u32> = 1..=2;
 /// The version this code writes.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 /// Header length.
 pub const HEADER_LEN: usize = 32;
 /// The largest body a reader accepts.
@@ -80,9 +80,12 @@ pub struct Meta {
 pub fn encode(meta: &Meta) -> Result<Vec<u8>, Error> {
     let body = bincode::encode_to_vec(meta, config())
         .map_err(|e| Error::InvalidArgument(format!("cannot encode the metadata: {e}")))?;
+    if !VERSIONS.contains(&meta.format) {
+        return Err(Error::InvalidArgument(format!("cannot write database format version {}", meta.format)));
+    }
     let mut out = Vec::with_capacity(HEADER_LEN + body.len());
     out.extend_from_slice(&MAGIC);
-    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&meta.format.to_le_bytes());
     out.extend_from_slice(&(body.len() as u32).to_le_bytes());
     out.extend_from_slice(&checksum(&body).to_le_bytes());
     let h = checksum(&out[..24]);
@@ -154,7 +157,7 @@ mod tests {
 
     pub(crate) fn sample() -> Meta {
         Meta {
-            format: 1,
+            format: 2,
             writer: "ostledb 0.1.0".into(),
             side: 3,
             start_pieces: 3,
@@ -181,7 +184,8 @@ mod tests {
         assert_eq!(decode(Path::new("x"), &bytes).unwrap(), m);
         let body = &bytes[HEADER_LEN..];
         // format u32, then the writer string as u64 length + bytes, then side, start, max.
-        assert_eq!(&body[..4], &1u32.to_le_bytes());
+        assert_eq!(&body[..4], &2u32.to_le_bytes());
+        assert_eq!(&bytes[8..12], &2u32.to_le_bytes());
         assert_eq!(&body[4..12], &13u64.to_le_bytes());
         assert_eq!(&body[12..25], b"ostledb 0.1.0");
         assert_eq!(&body[25..28], &[3, 3, 6]);

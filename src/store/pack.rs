@@ -73,8 +73,8 @@ fn count(records: &[u64], m: &mut PhaseMeta) {
 }
 
 /// Build the database at `dir` holding every phase with at most `max_pieces` pieces.
-/// Each phase is read from the solver's phase value file, or, when that is gone, kept
-/// from an existing value file. The old metadata is removed first and the new one
+/// Each phase is read from the solver's phase value file, or, when that is gone, from
+/// the existing value file (any version), which is written again with these settings. The old metadata is removed first and the new one
 /// written last, so the directory opens as a database only once everything is in place.
 pub fn pack(
     dir: &Path,
@@ -139,8 +139,43 @@ pub fn pack(
                     },
                     e => e,
                 })?;
-                f.for_each_block(|_, c| count(c, &mut m))?;
-                m.value_bytes = f.file_len();
+                // Written again with these settings: the old file is read as the new
+                // one is written beside it, then replaced.
+                let s = if f.elides_losses() && !opts.values.elide_losses {
+                    // Distances asked back: resolve the whole phase first.
+                    let exact = crate::store::load_phase(dir, geom, ph, p.len())?.expect("the value file exists");
+                    let mut at = 0usize;
+                    values::write(
+                        dir,
+                        geom,
+                        ph,
+                        p.len(),
+                        opts.values,
+                        |buf| {
+                            buf.copy_from_slice(&exact.raw()[at..at + buf.len()]);
+                            at += buf.len();
+                            count(buf, &mut m);
+                            Ok(())
+                        },
+                        |_| {},
+                    )?
+                } else {
+                    let mut stream = values::Stream::new(&f);
+                    values::write(
+                        dir,
+                        geom,
+                        ph,
+                        p.len(),
+                        opts.values,
+                        |buf| {
+                            stream.read(buf)?;
+                            count(buf, &mut m);
+                            Ok(())
+                        },
+                        |_| {},
+                    )?
+                };
+                m.value_bytes = s.len;
             }
         }
         for &b in &opts.backends {

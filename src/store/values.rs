@@ -1,9 +1,10 @@
 //! Value files: the values of one phase in zstd-compressed blocks of consecutive
 //! positions, with a block index, so that one lookup decompresses one small block.
 //!
-//! The byte layout is normative and documented in `schema/FORMAT.md` ("value file v1").
-//! In short: a 64-byte header, the blocks, then the block index (offset, compressed and
-//! decoded length, xxh3 checksum of each block). A block of `m` positions decodes to
+//! The byte layout is normative and documented in `schema/FORMAT.md` ("value file v2").
+//! In short: a 72-byte header (64 in v1), the blocks, then the block index (offset,
+//! compressed and decoded length, xxh3 checksum of each block). A block of `m` positions
+//! decodes to
 //!
 //! ```text
 //! m bytes   base value, low byte      (value code, see FORMAT.md)
@@ -15,6 +16,15 @@
 //!
 //! Planes of like bytes compress far better than interleaved records: the high bytes are
 //! almost all zero and most positions have no special move.
+//!
+//! A v2 file may **elide loss distances** (header flag [`FLAG_ELIDED_LOSSES`], what
+//! `pack` writes by default): every loss is stored as code 1 ([`ELIDED_LOSS`]). The
+//! distance is not lost: a lost node's children are all won, with exact distances, and
+//! its distance is one more than the largest of theirs, so one ply of search gives it
+//! back (`solve::query::resolve_record`). That halves the entropy of the values: (4,4)
+//! goes from 2.5 to about 1.5 bits per position. Readers of single positions resolve
+//! on the fly; readers of whole phases resolve a phase group at once
+//! (`store::load_phase`).
 
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom, Write};
@@ -27,14 +37,25 @@ use crate::error::Error;
 use crate::game::{Geometry, Phase};
 use crate::solve::retrograde::PhaseValues;
 use crate::store::cache::{BlockCache, DEFAULT_CACHE_BYTES, Decoded};
-use crate::store::file::{check_header, checksum, corrupt, io, le_u32, le_u64, prefix, sync_dir, temp_name};
+use crate::store::file::{
+    check_header, checksum, corrupt, header_version, io, le_u32, le_u64, prefix, sync_dir, temp_name,
+};
 
 /// The first 8 bytes of a value file.
 pub const MAGIC: [u8; 8] = *b"OSTLEVZB";
-/// The format version this code writes and reads.
-pub const VERSION: u32 = 1;
-/// Header size in bytes.
-pub const HEADER_LEN: usize = 64;
+/// The format version this code writes.
+pub const VERSION: u32 = 2;
+/// The format versions this code reads.
+pub const VERSIONS: std::ops::RangeInclusive<u32> = 1..=2;
+/// Header size in bytes (version 2).
+pub const HEADER_LEN: usize = 72;
+/// Header size in bytes of a version 1 file.
+pub const HEADER_LEN_V1: usize = 64;
+/// Header flag (v2, bit 0 of the flags word): every loss is stored as [`ELIDED_LOSS`].
+pub const FLAG_ELIDED_LOSSES: u32 = 1;
+/// The value code a file with [`FLAG_ELIDED_LOSSES`] stores for every loss (the code of
+/// `Loss(0)`).
+pub const ELIDED_LOSS: u16 = 1;
 /// Size of one block index entry in bytes.
 pub const ENTRY_LEN: usize = 24;
 /// Positions per block unless asked otherwise.
@@ -57,12 +78,45 @@ pub struct WriteOptions {
     pub block: u32,
     /// zstd compression level (1..=22).
     pub level: i32,
+    /// Store every loss as [`ELIDED_LOSS`] (its distance is found again by one ply of
+    /// search): about 40% smaller on (4,4), whole-phase reads pay for a search.
+    pub elide_losses: bool,
 }
 
 impl Default for WriteOptions {
     fn default() -> WriteOptions {
-        WriteOptions { block: DEFAULT_BLOCK, level: DEFAULT_LEVEL }
+        WriteOptions { block: DEFAULT_BLOCK, level: DEFAULT_LEVEL, elide_losses: true }
     }
+}
+
+/// A packed record with its loss distances elided: a base or special value that is a
+/// loss becomes [`ELIDED_LOSS`].
+#[inline]
+pub fn elide(r: u64) -> u64 {
+    let mut r = r;
+    if r & 1 == 1 {
+        r = r & !0xffff | ELIDED_LOSS as u64;
+    }
+    if (r >> 32) & 31 != 0 && (r >> 16) & 1 == 1 {
+        r = r & !(0xffff << 16) | (ELIDED_LOSS as u64) << 16;
+    }
+    r
+}
+
+/// True when a packed record stores a loss with a distance (a value a file that elides
+/// them never holds).
+#[inline]
+fn has_loss_distance(r: u64) -> bool {
+    let base = r as u16;
+    let special = (r >> 16) as u16;
+    (base & 1 == 1 && base != ELIDED_LOSS) || ((r >> 32) & 31 != 0 && special & 1 == 1 && special != ELIDED_LOSS)
+}
+
+/// True when a packed record holds an elided loss (base or special value): it needs one
+/// ply of search before use.
+#[inline]
+pub fn needs_resolving(r: u64) -> bool {
+    r as u16 == ELIDED_LOSS || ((r >> 32) & 31 != 0 && (r >> 16) as u16 == ELIDED_LOSS)
 }
 
 /// One block index entry.
@@ -126,6 +180,7 @@ pub fn decode_block(bytes: &[u8], m: usize) -> Option<Vec<u64>> {
 
 fn header(geom: &Geometry, phase: Phase, s: &Summary, index_at: u64, index_sum: u64) -> [u8; HEADER_LEN] {
     let (count, block, blocks, len) = (s.count, s.block, s.blocks, s.len);
+    let flags = if s.elided_losses { FLAG_ELIDED_LOSSES } else { 0 };
     let mut h = [0u8; HEADER_LEN];
     h[0..16].copy_from_slice(&prefix(&MAGIC, VERSION, geom, phase));
     h[16..24].copy_from_slice(&count.to_le_bytes());
@@ -134,8 +189,10 @@ fn header(geom: &Geometry, phase: Phase, s: &Summary, index_at: u64, index_sum: 
     h[32..40].copy_from_slice(&index_at.to_le_bytes());
     h[40..48].copy_from_slice(&index_sum.to_le_bytes());
     h[48..56].copy_from_slice(&len.to_le_bytes());
-    let sum = checksum(&h[..56]);
-    h[56..64].copy_from_slice(&sum.to_le_bytes());
+    h[56..60].copy_from_slice(&flags.to_le_bytes());
+    // 60..64 reserved, zero
+    let sum = checksum(&h[..64]);
+    h[64..72].copy_from_slice(&sum.to_le_bytes());
     h
 }
 
@@ -150,6 +207,8 @@ pub struct Summary {
     pub blocks: u32,
     /// File length in bytes.
     pub len: u64,
+    /// Losses are stored without their distance.
+    pub elided_losses: bool,
 }
 
 /// Write the values of one phase, reading its records in order from `next` (called with
@@ -187,7 +246,11 @@ pub fn write(
         let frames: Vec<Result<Vec<u8>, Error>> = buf[..n]
             .par_chunks(opts.block as usize)
             .map(|c| {
-                let raw = encode_block(c);
+                let raw = if opts.elide_losses {
+                    encode_block(&c.iter().map(|&r| elide(r)).collect::<Vec<u64>>())
+                } else {
+                    encode_block(c)
+                };
                 zstd::bulk::compress(&raw, opts.level)
                     .map(|z| {
                         let mut v = Vec::with_capacity(z.len() + 4);
@@ -220,7 +283,7 @@ pub fn write(
     let len = offset + index.len() as u64;
     let mut f = w.into_inner().map_err(|e| Error::Io { path: tmp.clone(), source: e.into_error() })?;
     f.seek(SeekFrom::Start(0)).map_err(io(&tmp))?;
-    let summary = Summary { count, block: opts.block, blocks, len };
+    let summary = Summary { count, block: opts.block, blocks, len, elided_losses: opts.elide_losses };
     f.write_all(&header(geom, phase, &summary, offset, checksum(&index))).map_err(io(&tmp))?;
     f.sync_all().map_err(io(&tmp))?;
     drop(f);
@@ -257,6 +320,9 @@ pub struct ValueFile {
     count: u64,
     block: u32,
     bytes: u64,
+    header_len: usize,
+    version: u32,
+    elided: bool,
     entries: Vec<Entry>,
     cache: Arc<BlockCache>,
     /// This file's part of the cache keys (the cache may be shared).
@@ -271,47 +337,59 @@ impl std::fmt::Debug for ValueFile {
 
 impl ValueFile {
     /// Open the value file of `phase` in `dir`, expecting `expect` positions: checks
-    /// magic, version, board, phase, count, length, the header checksum and the block
-    /// index (its checksum and that the blocks tile the file).
+    /// magic, version, board, phase, count, length, the header checksum, the flags and
+    /// the block index (its checksum and that the blocks tile the file). Reads versions
+    /// 1 and 2.
     pub fn open(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> Result<ValueFile, Error> {
         let path = dir.join(file_name(phase));
         let mut file = File::open(&path).map_err(io(&path))?;
         let len = file.metadata().map_err(io(&path))?.len();
         let mut h = [0u8; HEADER_LEN];
-        if len < HEADER_LEN as u64 {
-            return Err(corrupt(&path, format!("{len} bytes, shorter than its {HEADER_LEN}-byte header")));
+        if len < HEADER_LEN_V1 as u64 {
+            return Err(corrupt(&path, format!("{len} bytes, shorter than a {HEADER_LEN_V1}-byte header")));
         }
-        file.read_exact(&mut h).map_err(io(&path))?;
-        check_header(&path, &h, &MAGIC, VERSION, "value file", geom)?;
+        file.read_exact(&mut h[..HEADER_LEN_V1]).map_err(io(&path))?;
+        let version = header_version(&path, &h, &MAGIC, VERSIONS, "value file")?;
+        let header_len = if version == 1 { HEADER_LEN_V1 } else { HEADER_LEN };
+        if len < header_len as u64 {
+            return Err(corrupt(&path, format!("{len} bytes, shorter than its {header_len}-byte header")));
+        }
+        file.read_exact(&mut h[HEADER_LEN_V1..header_len]).map_err(io(&path))?;
+        let h = &h[..header_len];
+        check_header(&path, h, &MAGIC, version, "value file", geom)?;
+        let flags = if version == 1 { 0 } else { le_u32(h, 56) };
+        if flags & !FLAG_ELIDED_LOSSES != 0 || (version > 1 && le_u32(h, 60) != 0) {
+            return Err(corrupt(&path, format!("unknown header flags {flags:#x} (written by a newer ostledb?)")));
+        }
         if (h[14] as u32, h[15] as u32) != (phase.player, phase.opponent) {
             return Err(corrupt(&path, format!("holds phase ({},{}), expected {phase}", h[14], h[15])));
         }
-        let count = le_u64(&h, 16);
+        let count = le_u64(h, 16);
         if count != expect {
             return Err(corrupt(&path, format!("holds {count} positions, the phase has {expect}")));
         }
-        let block = le_u32(&h, 24);
-        let blocks = le_u32(&h, 28);
+        let block = le_u32(h, 24);
+        let blocks = le_u32(h, 28);
         if block == 0 || block > MAX_BLOCK || blocks as u64 != count.div_ceil(block as u64) {
             return Err(corrupt(&path, format!("{blocks} blocks of {block} positions cannot hold {count} positions")));
         }
-        let index_at = le_u64(&h, 32);
-        let stated = le_u64(&h, 48);
+        let index_at = le_u64(h, 32);
+        let stated = le_u64(h, 48);
         if stated != len {
             return Err(corrupt(&path, format!("{len} bytes long, its header says {stated} (truncated or extended)")));
         }
         let index_len = blocks as u64 * ENTRY_LEN as u64;
-        if index_at < HEADER_LEN as u64 || index_at.checked_add(index_len) != Some(len) {
+        if index_at < header_len as u64 || index_at.checked_add(index_len) != Some(len) {
             return Err(corrupt(&path, "the block index does not end the file"));
         }
         let mut index = vec![0u8; index_len as usize];
         file.seek(SeekFrom::Start(index_at)).map_err(io(&path))?;
         file.read_exact(&mut index).map_err(io(&path))?;
-        if checksum(&index) != le_u64(&h, 40) {
+        if checksum(&index) != le_u64(h, 40) {
             return Err(corrupt(&path, "block index checksum mismatch"));
         }
         let mut entries = Vec::with_capacity(blocks as usize);
-        let mut at = HEADER_LEN as u64;
+        let mut at = header_len as u64;
         for (b, e) in index.chunks_exact(ENTRY_LEN).enumerate() {
             let e = Entry { offset: le_u64(e, 0), len: le_u32(e, 8), decoded: le_u32(e, 12), sum: le_u64(e, 16) };
             let m = (count - b as u64 * block as u64).min(block as u64);
@@ -331,6 +409,9 @@ impl ValueFile {
             count,
             block,
             bytes: len,
+            header_len,
+            version,
+            elided: flags & FLAG_ELIDED_LOSSES != 0,
             entries,
             cache: Arc::new(BlockCache::new(DEFAULT_CACHE_BYTES)),
             cache_id: 0,
@@ -372,6 +453,17 @@ impl ValueFile {
         self.block
     }
 
+    /// The file's format version.
+    pub fn version(&self) -> u32 {
+        self.version
+    }
+
+    /// True when losses are stored without their distance (as [`ELIDED_LOSS`]): records
+    /// read from this file need [`needs_resolving`] checked and resolved.
+    pub fn elides_losses(&self) -> bool {
+        self.elided
+    }
+
     fn read_frame(&self, b: u32) -> Result<Vec<u8>, Error> {
         use std::os::unix::fs::FileExt;
         let e = self.entries[b as usize];
@@ -396,7 +488,11 @@ impl ValueFile {
         if raw.len() != e.decoded as usize {
             return Err(bad("decodes to a length other than its index entry says"));
         }
-        decode_block(&raw, m).ok_or_else(|| bad("decoded planes are inconsistent"))
+        let records = decode_block(&raw, m).ok_or_else(|| bad("decoded planes are inconsistent"))?;
+        if self.elided && records.iter().any(|&r| has_loss_distance(r)) {
+            return Err(bad("stores a loss distance, but the file elides them"));
+        }
+        Ok(records)
     }
 
     /// Keep decoded blocks in `cache` (shared with other files), under keys `id << 32 | block`.
@@ -444,7 +540,7 @@ impl ValueFile {
     pub fn check(&self) -> Result<u64, Error> {
         let f = File::open(&self.path).map_err(io(&self.path))?;
         let mut r = BufReader::with_capacity(1 << 22, f);
-        r.seek(SeekFrom::Start(HEADER_LEN as u64)).map_err(io(&self.path))?;
+        r.seek(SeekFrom::Start(self.header_len as u64)).map_err(io(&self.path))?;
         let mut frame = Vec::new();
         for (b, e) in self.entries.iter().enumerate() {
             frame.resize(e.len as usize, 0);
@@ -460,19 +556,63 @@ impl ValueFile {
     }
 }
 
-/// All records of a phase, from its value file (every block checked).
-pub fn load(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> Result<PhaseValues, Error> {
-    let f = ValueFile::open(dir, geom, phase, expect)?;
+/// The records of a value file in index order, as stored, read a block at a time.
+pub struct Stream<'a> {
+    file: &'a ValueFile,
+    next: u32,
+    block: Vec<u64>,
+    at: usize,
+}
+
+impl<'a> Stream<'a> {
+    /// From the first record.
+    pub fn new(file: &'a ValueFile) -> Stream<'a> {
+        Stream { file, next: 0, block: Vec::new(), at: 0 }
+    }
+
+    /// Fill `out` with the next records (an error past the end).
+    pub fn read(&mut self, out: &mut [u64]) -> Result<(), Error> {
+        let mut k = 0;
+        while k < out.len() {
+            if self.at == self.block.len() {
+                if self.next >= self.file.blocks() {
+                    return Err(Error::InvalidArgument(format!(
+                        "{}: asked for more than its {} records",
+                        self.file.path.display(),
+                        self.file.count
+                    )));
+                }
+                self.block = self.file.block(self.next)?;
+                self.next += 1;
+                self.at = 0;
+            }
+            let n = (out.len() - k).min(self.block.len() - self.at);
+            out[k..k + n].copy_from_slice(&self.block[self.at..self.at + n]);
+            (k, self.at) = (k + n, self.at + n);
+        }
+        Ok(())
+    }
+}
+
+/// All records of a phase as stored in its value file (every block checked): with
+/// [`ELIDED_LOSS`] for losses if the file elides them (`store::load_phase` resolves them).
+pub fn load_raw(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> Result<PhaseValues, Error> {
+    load_file(&ValueFile::open(dir, geom, phase, expect)?)
+}
+
+/// All records of an open value file as stored (every block checked).
+pub fn load_file(f: &ValueFile) -> Result<PhaseValues, Error> {
+    let expect = f.len();
     let mut records = Vec::new();
     records
         .try_reserve_exact(expect as usize)
         .map_err(|_| Error::InvalidArgument(format!("cannot allocate {expect} records")))?;
     f.for_each_block(|_, c| records.extend_from_slice(c))?;
-    Ok(PhaseValues::from_raw(phase, records))
+    Ok(PhaseValues::from_raw(f.phase(), records))
 }
 
-/// The base values of a phase (2 bytes per position), from its value file.
-pub fn load_base(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> Result<Vec<u16>, Error> {
+/// The base values of a phase (2 bytes per position) as stored in its value file.
+pub fn load_base_raw(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> Result<Vec<u16>, Error> {
     let f = ValueFile::open(dir, geom, phase, expect)?;
     let mut base = Vec::with_capacity(expect as usize);
     f.for_each_block(|_, c| base.extend(c.iter().map(|&r| r as u16)))?;
@@ -517,7 +657,7 @@ mod tests {
         for n in [0u64, 1, 99, 100, 101, 1000] {
             let vals = PhaseValues::from_raw(ph, sample(n));
             for block in [1u32, 7, 100, 4096] {
-                let s = write_values(&dir, &g, &vals, WriteOptions { block, level: 3 }).unwrap();
+                let s = write_values(&dir, &g, &vals, WriteOptions { block, level: 3, elide_losses: false }).unwrap();
                 assert_eq!(s.blocks as u64, n.div_ceil(block as u64));
                 let f = ValueFile::open(&dir, &g, ph, n).unwrap();
                 for i in (0..n).rev() {
@@ -525,9 +665,57 @@ mod tests {
                 }
                 assert!(f.record(n).is_err());
                 assert_eq!(f.check().unwrap(), s.len);
-                assert_eq!(load(&dir, &g, ph, n).unwrap().raw(), vals.raw());
+                assert_eq!(load_raw(&dir, &g, ph, n).unwrap().raw(), vals.raw());
             }
         }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn eliding_keeps_wins_and_draws_and_marks_every_loss() {
+        let g = Geometry::new(3, 3).unwrap();
+        let ph = Phase::new(2, 2);
+        let dir = tmpdir("elide");
+        let vals = PhaseValues::from_raw(ph, sample(5000));
+        let s = write_values(&dir, &g, &vals, WriteOptions { block: 512, level: 3, elide_losses: true }).unwrap();
+        assert!(s.elided_losses);
+        let f = ValueFile::open(&dir, &g, ph, 5000).unwrap();
+        assert!(f.elides_losses() && f.version() == 2);
+        let (mut losses, mut kept) = (0, 0);
+        for (i, &r) in vals.raw().iter().enumerate() {
+            let got = f.record(i as u64).unwrap();
+            assert_eq!(got, elide(r));
+            assert!(!has_loss_distance(got));
+            if r as u16 & 1 == 1 {
+                losses += 1;
+                assert_eq!(got as u16, ELIDED_LOSS);
+                assert!(needs_resolving(got));
+            } else {
+                kept += 1;
+                assert_eq!(got as u16, r as u16, "wins and draws are stored as they are");
+            }
+        }
+        assert!(losses > 100 && kept > 100);
+        // A file whose header says "elided" but whose blocks hold loss distances is
+        // damaged: its blocks are refused.
+        write_values(&dir, &g, &vals, WriteOptions { block: 512, level: 3, elide_losses: false }).unwrap();
+        let path = dir.join(file_name(ph));
+        let mut bytes = std::fs::read(&path).unwrap();
+        assert_eq!(le_u32(&bytes, 56), 0);
+        bytes[56] = FLAG_ELIDED_LOSSES as u8;
+        let sum = checksum(&bytes[..64]);
+        bytes[64..72].copy_from_slice(&sum.to_le_bytes());
+        std::fs::write(&path, &bytes).unwrap();
+        let f = ValueFile::open(&dir, &g, ph, 5000).unwrap();
+        let e = f.record(0).unwrap_err().to_string();
+        assert!(e.contains("stores a loss distance"), "{e}");
+        // An unknown flag is refused at open.
+        bytes[56] = 2;
+        let sum = checksum(&bytes[..64]);
+        bytes[64..72].copy_from_slice(&sum.to_le_bytes());
+        std::fs::write(&path, &bytes).unwrap();
+        let e = ValueFile::open(&dir, &g, ph, 5000).unwrap_err().to_string();
+        assert!(e.contains("unknown header flags"), "{e}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -73,6 +73,7 @@ const LOOKAHEAD: u64 = 1 << 18;
 
 /// The positions of one phase in index order, decoded a window at a time.
 struct Cursor<'a> {
+    db: &'a Database,
     phase: &'a PhaseIndex,
     values: &'a ValueFile,
     next_block: u32,
@@ -83,8 +84,17 @@ struct Cursor<'a> {
 }
 
 impl<'a> Cursor<'a> {
-    fn new(phase: &'a PhaseIndex, values: &'a ValueFile) -> Cursor<'a> {
-        Cursor { phase, values, next_block: 0, positions: Vec::new(), codes: Vec::new(), records: Vec::new(), at: 0 }
+    fn new(db: &'a Database, phase: &'a PhaseIndex, values: &'a ValueFile) -> Cursor<'a> {
+        Cursor {
+            db,
+            phase,
+            values,
+            next_block: 0,
+            positions: Vec::new(),
+            codes: Vec::new(),
+            records: Vec::new(),
+            at: 0,
+        }
     }
 
     /// The code of the next position, `None` at the end of the phase.
@@ -118,6 +128,15 @@ impl<'a> Cursor<'a> {
             .with_min_len(4096)
             .map(|i| phase.position_at(first + i as u64))
             .collect();
+        if self.values.elides_losses() {
+            // Elided loss distances, by one ply of search each (in parallel).
+            let db = self.db;
+            self.records
+                .par_iter_mut()
+                .zip(self.positions.par_iter())
+                .with_min_len(1024)
+                .try_for_each(|(r, p)| db.resolve(p, *r).map(|v| *r = v))?;
+        }
         self.codes = self.positions.iter().map(|p| p.code()).collect();
         self.next_block = end;
         Ok(())
@@ -223,7 +242,7 @@ pub fn export(
             phase: p.phase().to_string(),
             max_pieces: p.phase().pieces(),
         })?;
-        cursors.push(Cursor::new(p, values));
+        cursors.push(Cursor::new(db, p, values));
     }
     let total = index.len();
     reporter.begin(&format!("export {max} pieces"), total);
