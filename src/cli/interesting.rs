@@ -111,7 +111,7 @@ pub fn run(args: InterestingArgs) -> Result<(), Error> {
     }
     let mut phases = Vec::new();
     for pieces in totals {
-        let vals = GroupValues::load(&args.common.db, &g, &index, pieces)?;
+        let vals = GroupValues::load(&args.common.db, &g, &index, pieces, &rep)?;
         for ph in vals.phases() {
             let t = Instant::now();
             let counts: PhaseCounts = sweep_phase(&g, &vals, ph, args.list, &rep);

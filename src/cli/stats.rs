@@ -3,7 +3,7 @@
 use clap::Args;
 use serde::Serialize;
 
-use crate::cli::progress::Progress;
+use crate::cli::progress::{CliReporter, Progress};
 use crate::cli::{CommonArgs, emit, emit_json, thousands};
 use crate::error::Error;
 use crate::game::Geometry;
@@ -49,15 +49,23 @@ pub fn run(args: StatsArgs) -> Result<(), Error> {
     let max = db.max_pieces();
     let index = GameIndex::build(g, max)?;
     let mut phases = Vec::new();
-    // One phase in memory at a time.
-    for pi in index.phases() {
-        let ph = pi.phase();
-        let pv = &crate::store::load_phase(&args.common.db, g, ph, pi.len())?.ok_or_else(|| {
-            Error::MissingDatabase { path: args.common.db.clone(), phase: ph.to_string(), max_pieces: ph.pieces() }
-        })?;
-        let bar = Progress::new(args.common.quiet, &format!("stats {}", pi.phase()), pi.len());
-        phases.push(phase_stats(pi, pv, &|n| bar.add(n)));
-        bar.finish();
+    let mut totals: Vec<u32> = index.phases().iter().map(|p| p.phase().pieces()).collect();
+    totals.dedup();
+    // One phase group in memory at a time (elided loss distances are resolved a group
+    // at a time).
+    for total in totals {
+        let group = crate::store::load_group(&args.common.db, g, &index, total, &CliReporter::new(args.common.quiet))?
+            .ok_or_else(|| Error::MissingDatabase {
+                path: args.common.db.clone(),
+                phase: format!("with {total} pieces"),
+                max_pieces: total,
+            })?;
+        for pv in &group {
+            let pi = index.phase(pv.phase()).expect("a phase of the index");
+            let bar = Progress::new(args.common.quiet, &format!("stats {}", pi.phase()), pi.len());
+            phases.push(phase_stats(pi, pv, &|n| bar.add(n)));
+            bar.finish();
+        }
     }
     let total = phases.iter().cloned().fold(PhaseStats::default(), PhaseStats::merge);
     let report = Report { max_pieces: max, phases, total };

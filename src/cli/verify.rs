@@ -89,7 +89,7 @@ pub fn run(args: VerifyArgs) -> Result<(), Error> {
         totals.dedup();
         // One phase group at a time: its records and the base values of the group below.
         for pieces in totals {
-            let vals = GroupValues::load(&args.common.db, &g, &index, pieces)?;
+            let vals = GroupValues::load(&args.common.db, &g, &index, pieces, &rep)?;
             for ph in vals.phases() {
                 let r = verify_phase(&g, &vals, ph, &rep);
                 rep.note(&format!("{ph}: {} positions checked, {} mismatches", thousands(r.positions), r.mismatches));

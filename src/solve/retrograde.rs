@@ -368,7 +368,7 @@ impl Solution {
         let mut totals: Vec<u32> = index.phases().iter().map(|p| p.phase().pieces()).collect();
         totals.dedup();
         for total in totals {
-            match crate::store::load_group(dir, geom, &index, total)? {
+            match crate::store::load_group(dir, geom, &index, total, &Silent)? {
                 Some(v) => phases.extend(v),
                 None => {
                     let p = index.phases().iter().find(|p| p.phase().pieces() == total).expect("a phase of the total");
@@ -481,7 +481,7 @@ fn solve_phases(
         let members: Vec<&PhaseIndex> = index.phases().iter().filter(|p| p.phase().pieces() == total).collect();
         let mut values = Vec::new();
         if let Some(dir) = &opts.dir {
-            if let Some(v) = crate::store::load_group(dir, geom, index, total)? {
+            if let Some(v) = crate::store::load_group(dir, geom, index, total, opts.reporter.as_ref())? {
                 values = v;
             }
             if !values.is_empty() && values.len() == members.len() {

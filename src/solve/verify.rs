@@ -65,7 +65,13 @@ impl<'a> GroupValues<'a> {
     /// Load, from a database directory, the phases with `pieces` pieces in full and those
     /// with one piece less as base values (every file's checksum is checked, elided loss
     /// distances resolved: see [`crate::store::load_group`]).
-    pub fn load(dir: &Path, geom: &Geometry, index: &'a GameIndex, pieces: u32) -> Result<GroupValues<'a>, Error> {
+    pub fn load(
+        dir: &Path,
+        geom: &Geometry,
+        index: &'a GameIndex,
+        pieces: u32,
+        reporter: &dyn Reporter,
+    ) -> Result<GroupValues<'a>, Error> {
         let missing = |n: u32| Error::MissingDatabase {
             path: dir.to_path_buf(),
             phase: index
@@ -78,12 +84,13 @@ impl<'a> GroupValues<'a> {
             max_pieces: n,
         };
         let lower = if index.phases().iter().any(|p| p.phase().pieces() + 1 == pieces) {
-            let group = crate::store::load_group(dir, geom, index, pieces - 1)?.ok_or_else(|| missing(pieces - 1))?;
+            let group =
+                crate::store::load_group(dir, geom, index, pieces - 1, reporter)?.ok_or_else(|| missing(pieces - 1))?;
             group.into_iter().map(|v| (v.phase(), v.raw().iter().map(|&r| r as u16).collect())).collect()
         } else {
             Vec::new()
         };
-        let full = crate::store::load_group(dir, geom, index, pieces)?.ok_or_else(|| missing(pieces))?;
+        let full = crate::store::load_group(dir, geom, index, pieces, reporter)?.ok_or_else(|| missing(pieces))?;
         Ok(GroupValues { index, full, lower })
     }
 
@@ -337,7 +344,7 @@ mod tests {
         let sol = solve(&g, 6, &opts).unwrap();
         let index = sol.index().clone();
         let check = |pieces: u32| {
-            let vals = GroupValues::load(&dir, &g, &index, pieces).unwrap();
+            let vals = GroupValues::load(&dir, &g, &index, pieces, &crate::solve::progress::Silent).unwrap();
             vals.phases().into_iter().map(|ph| verify_phase(&g, &vals, ph, &Silent).mismatches).sum::<u64>()
         };
         for pieces in 4..=6 {
@@ -358,7 +365,10 @@ mod tests {
         checkpoint::save(&dir, &g, &PhaseValues::from_raw(Phase::new(2, 3), raw)).unwrap();
         assert!(check(6) >= 1);
         std::fs::remove_file(checkpoint::phase_file(&dir, Phase::new(2, 3))).unwrap();
-        assert!(matches!(GroupValues::load(&dir, &g, &index, 6), Err(Error::MissingDatabase { .. })));
+        assert!(matches!(
+            GroupValues::load(&dir, &g, &index, 6, &crate::solve::progress::Silent),
+            Err(Error::MissingDatabase { .. })
+        ));
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -12,6 +12,7 @@ use crate::error::Error;
 use crate::game::{Geometry, Phase, Position};
 use crate::index::GameIndex;
 use crate::solve::checkpoint;
+use crate::solve::progress::{Reporter, Silent};
 use crate::solve::query::{Records, locate, resolve_record};
 use crate::solve::retrograde::{PhaseValues, Record, val_outcome};
 use crate::store::values::{self, ValueFile, needs_resolving};
@@ -45,7 +46,8 @@ const BATCH: u64 = 1 << 20;
 
 /// Resolve, in place, every elided loss of the phases of `full` whose `elided` flag is
 /// set; `lower` holds the base values (as stored) of the phases one piece smaller.
-/// Returns the records resolved. `dir` names the files in errors.
+/// Returns the records resolved. `dir` names the files in errors; `reporter` gets a step
+/// per phase.
 pub fn resolve_group(
     dir: &Path,
     geom: &Geometry,
@@ -53,6 +55,7 @@ pub fn resolve_group(
     full: &mut [PhaseValues],
     elided: &[bool],
     lower: &[(Phase, Vec<u16>)],
+    reporter: &dyn Reporter,
 ) -> Result<u64, Error> {
     let mut resolved = 0u64;
     for k in 0..full.len() {
@@ -63,6 +66,7 @@ pub fn resolve_group(
         let p = index.phase(ph).ok_or_else(|| Error::InvalidArgument(format!("phase {ph} is not indexed")))?;
         let file = dir.join(values::file_name(ph));
         let n = p.len();
+        reporter.begin(&format!("losses {ph}"), n);
         let mut lo = 0u64;
         while lo < n {
             let hi = (lo + BATCH).min(n);
@@ -84,8 +88,10 @@ pub fn resolve_group(
             for (i, r) in updates {
                 records[i] = r;
             }
+            reporter.advance(hi - lo);
             lo = hi;
         }
+        reporter.end();
     }
     Ok(resolved)
 }
@@ -100,12 +106,14 @@ fn stored_base(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> Result
 
 /// The exact values of every phase with `pieces` pieces (a phase group), in the order of
 /// `index`: from value files (elided loss distances resolved) or the solver's phase
-/// files; `Ok(None)` when one of them is in neither form. Every checksum is checked.
+/// files; `Ok(None)` when one of them is in neither form. Every checksum is checked;
+/// `reporter` sees the resolution, a step per phase.
 pub fn load_group(
     dir: &Path,
     geom: &Geometry,
     index: &GameIndex,
     pieces: u32,
+    reporter: &dyn Reporter,
 ) -> Result<Option<Vec<PhaseValues>>, Error> {
     let mut full = Vec::new();
     let mut elided = Vec::new();
@@ -134,7 +142,7 @@ pub fn load_group(
             })?;
             lower.push((ph, base));
         }
-        resolve_group(dir, geom, index, &mut full, &elided, &lower)?;
+        resolve_group(dir, geom, index, &mut full, &elided, &lower, reporter)?;
     }
     Ok(Some(full))
 }
@@ -150,7 +158,7 @@ pub fn load_phase(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> Res
         return values::load_file(&f).map(Some);
     }
     let index = GameIndex::build(geom, phase.pieces())?;
-    let group = load_group(dir, geom, &index, phase.pieces())?;
+    let group = load_group(dir, geom, &index, phase.pieces(), &Silent)?;
     Ok(group.and_then(|g| g.into_iter().find(|v| v.phase() == phase)))
 }
 
