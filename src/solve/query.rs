@@ -18,6 +18,13 @@ pub trait Records {
     fn locate(&mut self, pos: &Position) -> Result<(Phase, u64), Error>;
     /// The record of position `idx` of `phase`.
     fn record(&mut self, phase: Phase, idx: u64) -> Result<Record, Error>;
+    /// The record of position `idx` of `phase`, of which `pos` is a symmetric image: a
+    /// source that must search to complete a record starts from `pos` instead of
+    /// unranking `idx`.
+    fn record_of(&mut self, pos: &Position, phase: Phase, idx: u64) -> Result<Record, Error> {
+        let _ = pos;
+        self.record(phase, idx)
+    }
 }
 
 /// Decode a packed record (see [`PhaseValues`]).
@@ -75,7 +82,7 @@ pub fn position_value(geom: &Geometry, src: &mut impl Records, pos: &Position, j
         return Ok(Outcome::Win(1));
     }
     let (ph, idx) = src.locate(pos)?;
-    Ok(node_value(&src.record(ph, idx)?, j))
+    Ok(node_value(&src.record_of(pos, ph, idx)?, j))
 }
 
 /// The value of every move of `pos` (in `pos`'s own move list order), for the mover.
@@ -99,7 +106,7 @@ pub fn move_values(geom: &Geometry, src: &mut impl Records, pos: &Position) -> R
                     Outcome::Win(1)
                 } else {
                     let (ph, idx) = src.locate(&r.child)?;
-                    let rec = src.record(ph, idx)?;
+                    let rec = src.record_of(&r.child, ph, idx)?;
                     match rec.special {
                         None => rec.base,
                         Some(_) => {

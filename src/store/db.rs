@@ -277,6 +277,21 @@ impl Database {
         resolve_record(&self.geom, &mut Stored(self), canon, raw, values.path())
     }
 
+    /// [`Database::record`] of the position `pos` is an image of: a base value is
+    /// resolved from `pos` as it is (its moves are the canonical form's, transformed),
+    /// and only a special value, whose move index is the canonical form's, needs the
+    /// canonical form; no unranking.
+    fn record_of(&self, pos: &Position, phase: Phase, idx: u64) -> Result<Record, Error> {
+        let values = &self.slot(phase)?.values;
+        let raw = values.record(idx)?;
+        if !(values.elides_losses() && needs_resolving(raw)) {
+            return Ok(unpack(raw));
+        }
+        let special_elided = (raw >> 32) & 31 != 0 && (raw >> 16) as u16 == crate::store::values::ELIDED_LOSS;
+        let from = if special_elided { canonical(&self.geom, pos).0 } else { *pos };
+        Ok(unpack(resolve_record(&self.geom, &mut Stored(self), &from, raw, values.path())?))
+    }
+
     fn check_range(&self, pos: &Position) -> Result<(), Error> {
         pos.validate(&self.geom)?;
         if pos.phase().pieces() > self.max_pieces() {
@@ -342,6 +357,9 @@ impl Records for &Database {
     }
     fn record(&mut self, phase: Phase, idx: u64) -> Result<Record, Error> {
         Database::record(self, phase, idx)
+    }
+    fn record_of(&mut self, pos: &Position, phase: Phase, idx: u64) -> Result<Record, Error> {
+        Database::record_of(self, pos, phase, idx)
     }
 }
 

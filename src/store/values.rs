@@ -478,17 +478,28 @@ impl ValueFile {
         Ok(frame)
     }
 
-    /// The decoded records of block `b` (its checksum checked).
-    pub fn block(&self, b: u32) -> Result<Vec<u64>, Error> {
+    /// Positions in block `b`.
+    fn positions_in(&self, b: u32) -> usize {
+        (self.count - b as u64 * self.block as u64).min(self.block as u64) as usize
+    }
+
+    /// The decompressed planes of block `b` (its checksum and length checked).
+    fn planes(&self, b: u32) -> Result<Vec<u8>, Error> {
         let e = self.entries[b as usize];
         let frame = self.read_frame(b)?;
-        let m = (self.count - b as u64 * self.block as u64).min(self.block as u64) as usize;
         let bad = |why: &str| corrupt(&self.path, format!("block {b}: {why}"));
         let raw = zstd::bulk::decompress(&frame, e.decoded as usize).map_err(|_| bad("not a valid zstd frame"))?;
         if raw.len() != e.decoded as usize {
             return Err(bad("decodes to a length other than its index entry says"));
         }
-        let records = decode_block(&raw, m).ok_or_else(|| bad("decoded planes are inconsistent"))?;
+        Ok(raw)
+    }
+
+    /// The decoded records of block `b` (its checksum checked).
+    pub fn block(&self, b: u32) -> Result<Vec<u64>, Error> {
+        let raw = self.planes(b)?;
+        let bad = |why: &str| corrupt(&self.path, format!("block {b}: {why}"));
+        let records = decode_block(&raw, self.positions_in(b)).ok_or_else(|| bad("decoded planes are inconsistent"))?;
         if self.elided && records.iter().any(|&r| has_loss_distance(r)) {
             return Err(bad("stores a loss distance, but the file elides them"));
         }
@@ -503,7 +514,11 @@ impl ValueFile {
 
     /// The decoded block `b`, from the cache or read, checked and decompressed.
     pub fn decoded(&self, b: u32) -> Result<Arc<Decoded>, Error> {
-        self.cache.get_or_load(self.cache_id | b as u64, || self.block(b).map(|r| Decoded::from_records(&r)))
+        self.cache.get_or_load(self.cache_id | b as u64, || {
+            let raw = self.planes(b)?;
+            Decoded::from_planes(&raw, self.positions_in(b), self.elided)
+                .map_err(|why| corrupt(&self.path, format!("block {b}: {why}")))
+        })
     }
 
     /// The packed record of position `idx` (see `schema/FORMAT.md`).
