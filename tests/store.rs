@@ -557,3 +557,32 @@ fn elided_loss_distances_come_back_exact() {
     let _ = std::fs::remove_dir_all(&elided);
     let _ = std::fs::remove_dir_all(&kept);
 }
+
+/// `pack` over a database without the solver's files writes its value files again with
+/// the settings asked for: the v1 golden database becomes v2 with losses elided, and
+/// that one, packed with the distances kept, v2 without; every step answers as the solver.
+#[test]
+fn pack_rewrites_value_files_from_any_version() {
+    let g = Geometry::new(3, 3).unwrap();
+    let sol = oracle(&g, 6);
+    let dir = tmpdir("repack");
+    std::fs::create_dir_all(&dir).unwrap();
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden-v1");
+    for e in std::fs::read_dir(&golden).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
+    }
+    for elide in [true, false] {
+        let values = WriteOptions { block: 100, level: 3, elide_losses: elide };
+        let opts = PackOptions { values, backends: vec![Backend::Rank, Backend::Sorted], keep_work: false };
+        pack(&dir, &g, 6, &opts, |_| {}).unwrap();
+        let db = Database::open(&dir).unwrap();
+        assert_eq!(db.meta().format, 2);
+        for p in db.index().phases() {
+            let f = db.values(p.phase()).unwrap();
+            assert_eq!((f.version(), f.elides_losses(), f.block_positions()), (2, elide, 100));
+        }
+        check_against(&db, &sol, 3);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

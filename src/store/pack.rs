@@ -59,6 +59,16 @@ pub fn drop_unreachable_specials(geom: &Geometry, phase: &crate::index::PhaseInd
     });
 }
 
+/// Where a phase's records are packed from.
+enum Source<'a> {
+    /// The solver's phase value file.
+    Solver(RecordReader),
+    /// A value file that elides loss distances, resolved in memory.
+    Resolved(crate::solve::retrograde::PhaseValues),
+    /// A value file, as stored.
+    Stored(values::Stream<'a>),
+}
+
 fn count(records: &[u64], m: &mut PhaseMeta) {
     for &r in records {
         let v = r as u16;
@@ -109,75 +119,54 @@ pub fn pack(
             loss: 0,
             draw: 0,
         };
-        match RecordReader::open(dir, geom, ph, p.len())? {
-            Some(mut r) => {
-                let mut at = 0u64;
-                let s = values::write(
-                    dir,
-                    geom,
-                    ph,
-                    p.len(),
-                    opts.values,
-                    |buf| {
+        let missing =
+            || Error::MissingDatabase { path: dir.to_path_buf(), phase: ph.to_string(), max_pieces: ph.pieces() };
+        // The records come from the solver's file, or else from the existing value file,
+        // written again with these settings (read as the new one is written beside it,
+        // then replaced); distances asked back from a file that elides them need the
+        // whole phase resolved first.
+        let solver = RecordReader::open(dir, geom, ph, p.len())?;
+        let old = match solver {
+            Some(_) => None,
+            None => Some(ValueFile::open(dir, geom, ph, p.len()).map_err(|e| match e {
+                Error::Io { .. } => missing(),
+                e => e,
+            })?),
+        };
+        let mut source = match (solver, &old) {
+            (Some(r), _) => Source::Solver(r),
+            (None, Some(f)) if f.elides_losses() && !opts.values.elide_losses => {
+                Source::Resolved(crate::store::load_phase(dir, geom, ph, p.len())?.ok_or_else(missing)?)
+            }
+            (None, Some(f)) => Source::Stored(values::Stream::new(f)),
+            (None, None) => return Err(missing()),
+        };
+        let mut at = 0u64;
+        let s = values::write(
+            dir,
+            geom,
+            ph,
+            p.len(),
+            opts.values,
+            |buf| {
+                match &mut source {
+                    Source::Solver(r) => {
                         r.read(buf)?;
                         drop_unreachable_specials(geom, p, at, buf);
-                        at += buf.len() as u64;
-                        count(buf, &mut m);
-                        Ok(())
-                    },
-                    |_| {},
-                )?;
-                r.finish()?;
-                m.value_bytes = s.len;
-            }
-            None => {
-                let f = ValueFile::open(dir, geom, ph, p.len()).map_err(|e| match e {
-                    Error::Io { .. } => Error::MissingDatabase {
-                        path: dir.to_path_buf(),
-                        phase: ph.to_string(),
-                        max_pieces: ph.pieces(),
-                    },
-                    e => e,
-                })?;
-                // Written again with these settings: the old file is read as the new
-                // one is written beside it, then replaced.
-                let s = if f.elides_losses() && !opts.values.elide_losses {
-                    // Distances asked back: resolve the whole phase first.
-                    let exact = crate::store::load_phase(dir, geom, ph, p.len())?.expect("the value file exists");
-                    let mut at = 0usize;
-                    values::write(
-                        dir,
-                        geom,
-                        ph,
-                        p.len(),
-                        opts.values,
-                        |buf| {
-                            buf.copy_from_slice(&exact.raw()[at..at + buf.len()]);
-                            at += buf.len();
-                            count(buf, &mut m);
-                            Ok(())
-                        },
-                        |_| {},
-                    )?
-                } else {
-                    let mut stream = values::Stream::new(&f);
-                    values::write(
-                        dir,
-                        geom,
-                        ph,
-                        p.len(),
-                        opts.values,
-                        |buf| {
-                            stream.read(buf)?;
-                            count(buf, &mut m);
-                            Ok(())
-                        },
-                        |_| {},
-                    )?
-                };
-                m.value_bytes = s.len;
-            }
+                    }
+                    Source::Resolved(v) => buf.copy_from_slice(&v.raw()[at as usize..at as usize + buf.len()]),
+                    Source::Stored(stream) => stream.read(buf)?,
+                }
+                at += buf.len() as u64;
+                count(buf, &mut m);
+                Ok(())
+            },
+            |_| {},
+        )?;
+        if let Source::Solver(r) = source {
+            r.finish()?;
         }
+        m.value_bytes = s.len;
         for &b in &opts.backends {
             keys::build(b, dir, p)?;
         }
