@@ -45,7 +45,8 @@ pub struct StoreArgs {
     pub backends: Vec<Backend>,
     /// Store every loss with its distance. By default a loss is stored without it (the
     /// distance is one more than the largest win distance among its moves, found by one
-    /// ply of search when read): about 40% smaller, a little slower to read.
+    /// ply of search when read): 38% smaller on (4,4), 34% on the whole game; cold
+    /// random queries of the whole game are about 2.6x slower, export about 1.8x.
     #[arg(long)]
     pub keep_loss_distances: bool,
     /// Keep the solver's 8-byte-per-position phase value files after packing.
