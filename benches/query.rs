@@ -1,11 +1,12 @@
-//! Query latency percentiles in the library (`ostledb::store::latency`): single probes
+//! Query latency percentiles in the library (`ostledb::bench::latency`): single probes
 //! and whole analyses (value and every move), cold and then warm, on a solved database.
 //!
 //! `OSTLEDB_DB=ostle.db cargo bench --bench query` (default `./ostle.db`; skipped when
 //! there is none). Percentiles are what matter here, not criterion's mean, so this
 //! bench prints its own table.
 
-use ostledb::store::{Database, OpenOptions, latency};
+use ostledb::bench::latency;
+use ostledb::store::{Database, OpenOptions};
 
 fn main() {
     let path = std::env::var("OSTLEDB_DB").unwrap_or_else(|_| "ostle.db".into());

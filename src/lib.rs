@@ -39,12 +39,17 @@
 // Table-building loops over square and symmetry numbers read better with indices.
 #![allow(clippy::needless_range_loop)]
 
+pub mod analysis;
+pub mod bench;
 pub mod cli;
 pub mod error;
 pub mod game;
 pub mod index;
+pub mod probe;
+pub mod progress;
+pub mod published;
+pub mod record;
 pub mod solve;
-pub mod stats;
 pub mod store;
 pub mod sys;
 

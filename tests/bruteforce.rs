@@ -672,11 +672,11 @@ fn oracle_and_fast_solver_agree_on_4x4_with_four_pieces() {
 // &SolveOptions::default())` and `Solution::node(&canonical_position, j) -> Outcome`.
 // ---------------------------------------------------------------------------------------
 
-fn to_outcome(v: Value) -> ostledb::solve::Outcome {
+fn to_outcome(v: Value) -> ostledb::record::Outcome {
     match v {
-        Win(n) => ostledb::solve::Outcome::Win(n),
-        Loss(n) => ostledb::solve::Outcome::Loss(n),
-        Draw => ostledb::solve::Outcome::Draw,
+        Win(n) => ostledb::record::Outcome::Win(n),
+        Loss(n) => ostledb::record::Outcome::Loss(n),
+        Draw => ostledb::record::Outcome::Draw,
     }
 }
 

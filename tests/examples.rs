@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::LazyLock;
 
 use ostledb::Error;
+use ostledb::analysis::stats::node_counts;
 use ostledb::game::forbidden::{first_index_reaching, forbidden_move, node_index, unmoves_with_node_index};
 use ostledb::game::moves::{is_immediate_win, moves, play, unmoves};
 use ostledb::game::naive::{ArrayBoard, Cell, NaiveMove};
@@ -13,7 +14,6 @@ use ostledb::game::notation::{base64_to_code, code_to_base64, format_board, pars
 use ostledb::game::symmetry::{canonical, canonical_code};
 use ostledb::game::{Dir, Geometry, Move, Phase, Position, Removal};
 use ostledb::index::GameIndex;
-use ostledb::stats::node_counts;
 
 fn board(text: &str) -> Position {
     parse_board(Geometry::standard(), text).unwrap_or_else(|e| panic!("{text}: {e}"))

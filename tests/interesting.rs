@@ -2,12 +2,12 @@
 //! through `Database::probe` and `Database::moves`, one position at a time, on every
 //! phase of a small board.
 
+use ostledb::analysis::interesting::{Class, naive_phase, sweep_phase};
+use ostledb::analysis::verify::GroupValues;
 use ostledb::game::Geometry;
+use ostledb::progress::Silent;
 use ostledb::solve::SolveOptions;
-use ostledb::solve::interesting::{Class, naive_phase, sweep_phase};
-use ostledb::solve::progress::Silent;
 use ostledb::solve::retrograde::solve_into;
-use ostledb::solve::verify::GroupValues;
 use ostledb::store::Database;
 use ostledb::store::pack::{PackOptions, pack};
 use ostledb::store::values::WriteOptions;
@@ -29,7 +29,7 @@ fn the_sweep_agrees_with_the_naive_count_on_every_phase_of_the_4x4_board() {
     let index = db.index().clone();
     let mut seen = [0u64; 3];
     for pieces in 4..=6 {
-        let vals = GroupValues::load(&dir, &g, &index, pieces, &ostledb::solve::progress::Silent).unwrap();
+        let vals = GroupValues::load(&dir, &g, &index, pieces, &ostledb::progress::Silent).unwrap();
         for ph in vals.phases() {
             let fast = sweep_phase(&g, &vals, ph, 4, &Silent);
             let naive = naive_phase(&db, ph, 4).unwrap();

@@ -7,14 +7,15 @@ use std::path::{Path, PathBuf};
 
 use ostledb::Error;
 use ostledb::game::{Geometry, Position};
+use ostledb::progress::Silent;
+use ostledb::published::export::{ExportOptions, ExportSummary, export};
+use ostledb::published::import::import;
+use ostledb::published::{Fields, nontrivial_nodes, parse_line};
+use ostledb::record::outcome_val;
 use ostledb::solve::SolveOptions;
-use ostledb::solve::progress::Silent;
-use ostledb::solve::retrograde::{outcome_val, solve, solve_into};
+use ostledb::solve::retrograde::{solve, solve_into};
 use ostledb::store::Database;
 use ostledb::store::pack::{PackOptions, pack};
-use ostledb::store::published::export::{ExportOptions, ExportSummary, export};
-use ostledb::store::published::import::import;
-use ostledb::store::published::{Fields, nontrivial_nodes, parse_line};
 use ostledb::store::values::WriteOptions;
 
 const MAX: u32 = 6;
@@ -67,9 +68,9 @@ fn export_import_export_is_byte_identical() {
     let db = solved_db("rt-db");
     // With a stored BFS (the whole reachable graph of the 3x3 board), its files too.
     let r =
-        ostledb::solve::bfs::bfs_layers(&geom(), ostledb::solve::bfs::Convention::Published, 200, u64::MAX, &Silent);
+        ostledb::solve::bfs::bfs_layers(&geom(), ostledb::game::node::Convention::Published, 200, u64::MAX, &Silent);
     let layers: Vec<&[u64]> = (0..=r.nodes.max_depth()).filter_map(|d| r.nodes.layer(d)).collect();
-    ostledb::store::bfs::write(&db, &geom(), ostledb::solve::bfs::Convention::Published, true, true, &layers).unwrap();
+    ostledb::store::bfs::write(&db, &geom(), ostledb::game::node::Convention::Published, true, true, &layers).unwrap();
     let (a, b, db2) = (tmpdir("rt-a"), tmpdir("rt-b"), tmpdir("rt-db2"));
     let first = export_to(&db, Some(&a));
     assert!(first.retrograde_files.len() > 3, "{first:?}");
@@ -330,11 +331,12 @@ fn the_cli_exports_a_digest_and_imports() {
 #[test]
 fn bfs_files_hold_every_reached_node_at_its_depth() {
     use ostledb::game::moves::is_immediate_win;
+    use ostledb::game::node::Convention;
     use ostledb::game::notation::base64_to_code;
-    use ostledb::solve::bfs::{Convention, bfs_layers};
+    use ostledb::published::export::export_bfs;
+    use ostledb::published::set_digest;
+    use ostledb::solve::bfs::bfs_layers;
     use ostledb::store::bfs::{BfsFile, write};
-    use ostledb::store::published::export::export_bfs;
-    use ostledb::store::published::set_digest;
     let g = Geometry::standard();
     let r = bfs_layers(g, Convention::Published, 6, u64::MAX, &Silent);
     let dir = tmpdir("bfs-store");

@@ -4,15 +4,16 @@
 
 use std::path::PathBuf;
 
+use ostledb::analysis::query::{Verdict, play_moves};
 use ostledb::game::Geometry;
 use ostledb::game::moves::{Unmove, moves, play, unmoves};
 use ostledb::game::notation::{format_board, format_move};
 use ostledb::game::symmetry::{canonical, canonical_code};
-use ostledb::solve::query::move_values;
+use ostledb::probe::move_values;
+use ostledb::record::Outcome;
+use ostledb::solve::SolveOptions;
 use ostledb::solve::retrograde::{solve, solve_into};
-use ostledb::solve::{Outcome, SolveOptions};
 use ostledb::store::Database;
-use ostledb::store::analysis::{Verdict, play_moves};
 use ostledb::store::pack::{PackOptions, pack};
 use ostledb::store::values::WriteOptions;
 

@@ -9,9 +9,10 @@ use ostledb::Error;
 use ostledb::game::Geometry;
 use ostledb::game::forbidden::node_exists;
 use ostledb::game::symmetry::canonical;
-use ostledb::solve::query::{move_values, position_value};
+use ostledb::probe::{move_values, position_value};
+use ostledb::record::Outcome;
+use ostledb::solve::SolveOptions;
 use ostledb::solve::retrograde::{Solution, solve, solve_into};
-use ostledb::solve::{Outcome, SolveOptions};
 use ostledb::store::keys::{self, Backend};
 use ostledb::store::pack::{PackOptions, pack};
 use ostledb::store::values::WriteOptions;
@@ -445,8 +446,9 @@ fn write_golden_v2() {
 /// memory, says "not reached" for other nodes, and every damaged byte is an error.
 #[test]
 fn stored_bfs_answers_as_the_search_in_memory() {
-    use ostledb::solve::bfs::{Convention, bfs_layers, key_code, node_key};
-    use ostledb::solve::progress::Silent;
+    use ostledb::game::node::{Convention, key_code, node_key};
+    use ostledb::progress::Silent;
+    use ostledb::solve::bfs::bfs_layers;
     use ostledb::store::bfs::{BfsFile, file_name, write};
     let g = Geometry::standard();
     let dir = tmpdir("bfs");
@@ -492,7 +494,7 @@ fn stored_bfs_answers_as_the_search_in_memory() {
 /// the file was written that way) is an error naming the position, never an answer.
 #[test]
 fn elided_loss_distances_come_back_exact() {
-    use ostledb::solve::retrograde::outcome_val;
+    use ostledb::record::outcome_val;
     use ostledb::store::values::{ELIDED_LOSS, ValueFile, file_name, write_values};
     let g = Geometry::new(4, 3).unwrap();
     let sol = oracle(&g, 6);

@@ -161,7 +161,7 @@ pub struct BenchReport {
     /// Query latency percentiles (with the database's default backend and a cache of up to
     /// 4 GiB, room for every block of (4,4)), when asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub queries: Option<crate::store::latency::Latency>,
+    pub queries: Option<crate::bench::latency::Latency>,
 }
 
 /// A scratch directory removed on drop (unless the user named it).
@@ -436,7 +436,7 @@ pub fn run(args: BenchArgs) -> Result<(), Error> {
         let opts =
             crate::store::OpenOptions { backend: None, cache_bytes: (all as usize * 4).clamp(64 << 20, 4 << 30) };
         let db = Database::open_opts(&args.common.db, &opts)?;
-        report.queries = Some(crate::store::latency::measure(&db, args.queries, args.seed)?);
+        report.queries = Some(crate::bench::latency::measure(&db, args.queries, args.seed)?);
     }
     if args.json {
         return emit_json(&report);

@@ -9,9 +9,10 @@ use crate::cli::progress::CliReporter;
 use crate::cli::{CommonArgs, emit, emit_json, thousands};
 use crate::error::Error;
 use crate::game::Geometry;
+use crate::game::node::{Convention, key_code, key_index, node_of};
 use crate::game::notation::{code_to_base64, format_board};
 use crate::game::position::Position;
-use crate::solve::bfs::{BfsReport, Convention, Stop, bfs_layers_with, key_code, key_index, node_of};
+use crate::solve::bfs::{BfsReport, Stop, bfs_layers_with};
 
 /// The expansion convention on the command line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -9,9 +9,9 @@ use serde::Serialize;
 use crate::cli::progress::CliReporter;
 use crate::cli::{CommonArgs, emit, emit_json, thousands};
 use crate::error::Error;
-use crate::solve::progress::Reporter;
+use crate::progress::Reporter;
+use crate::published::export::{ExportOptions, ExportSummary, export};
 use crate::store::Database;
-use crate::store::published::export::{ExportOptions, ExportSummary, export};
 
 /// Output formats of `ostledb export`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

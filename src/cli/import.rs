@@ -10,8 +10,8 @@ use crate::cli::progress::CliReporter;
 use crate::cli::{CommonArgs, emit, emit_json, thousands};
 use crate::error::Error;
 use crate::game::Geometry;
-use crate::solve::progress::Reporter;
-use crate::store::published::import::import;
+use crate::progress::Reporter;
+use crate::published::import::import;
 
 /// Arguments of `ostledb import`.
 #[derive(Debug, Args)]

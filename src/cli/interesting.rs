@@ -7,14 +7,14 @@ use std::time::Instant;
 use clap::Args;
 use serde::Serialize;
 
+use crate::analysis::interesting::{Class, PhaseCounts, sweep_phase};
+use crate::analysis::verify::GroupValues;
 use crate::cli::progress::CliReporter;
 use crate::cli::{CommonArgs, emit, emit_json, thousands};
 use crate::error::Error;
 use crate::game::moves::Removal;
 use crate::game::notation::{code_to_base64, format_board, format_move};
-use crate::solve::interesting::{Class, PhaseCounts, sweep_phase};
-use crate::solve::progress::Reporter;
-use crate::solve::verify::GroupValues;
+use crate::progress::Reporter;
 use crate::store::Database;
 
 /// Arguments of `ostledb interesting`.

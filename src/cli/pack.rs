@@ -8,9 +8,9 @@ use clap::Args;
 use crate::cli::{CommonArgs, emit, thousands};
 use crate::error::Error;
 use crate::game::{Geometry, Phase};
-use crate::solve::checkpoint::phase_file;
 use crate::store::Backend;
 use crate::store::pack::{PackOptions, add_backend, pack};
+use crate::store::phasefile::phase_file;
 use crate::store::values::{DEFAULT_BLOCK, DEFAULT_LEVEL, MAX_BLOCK, WriteOptions, file_name};
 
 /// Arguments of `ostledb pack`.

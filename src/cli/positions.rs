@@ -6,12 +6,12 @@ use std::time::Instant;
 use clap::Args;
 use serde::Serialize;
 
+use crate::analysis::stats::{NodeCounts, node_counts};
 use crate::cli::progress::Progress;
 use crate::cli::{CommonArgs, emit, emit_json, thousands};
 use crate::error::Error;
 use crate::game::{Geometry, Phase};
 use crate::index::GameIndex;
-use crate::stats::{NodeCounts, node_counts};
 
 /// Arguments of `ostledb positions`.
 #[derive(Debug, Args)]

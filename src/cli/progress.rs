@@ -66,7 +66,7 @@ fn clock(secs: f64) -> String {
     }
 }
 
-/// Renders the library's [`crate::solve::progress::Reporter`] calls as progress lines.
+/// Renders the library's [`crate::progress::Reporter`] calls as progress lines.
 pub struct CliReporter {
     quiet: bool,
     current: Mutex<Option<std::sync::Arc<Progress>>>,
@@ -83,7 +83,7 @@ impl CliReporter {
     }
 }
 
-impl crate::solve::progress::Reporter for CliReporter {
+impl crate::progress::Reporter for CliReporter {
     fn begin(&self, label: &str, total: u64) {
         if let Ok(mut c) = self.current.lock() {
             *c = Some(std::sync::Arc::new(Progress::new(self.quiet, label, total)));

@@ -7,11 +7,11 @@ use clap::Args;
 use rayon::prelude::*;
 use serde::Serialize;
 
+use crate::analysis::query::{Analysis, Step, play_moves};
 use crate::cli::db::{BackendArgs, open};
 use crate::cli::{CommonArgs, emit, emit_json, parse_with_prev, stdout_result};
 use crate::error::Error;
 use crate::store::Database;
-use crate::store::analysis::{Analysis, Step, play_moves};
 
 /// Arguments of `ostledb query`.
 #[derive(Debug, Args)]

@@ -12,8 +12,9 @@ use crate::cli::{CommonArgs, emit, thousands};
 use crate::error::Error;
 use crate::game::Geometry;
 use crate::game::notation::parse_board;
+use crate::record::Outcome;
+use crate::solve::SolveOptions;
 use crate::solve::retrograde::solve_into;
-use crate::solve::{Outcome, SolveOptions};
 use crate::store::Database;
 
 /// Arguments of `ostledb solve`.

@@ -3,12 +3,12 @@
 use clap::Args;
 use serde::Serialize;
 
+use crate::analysis::stats::{PhaseStats, ValueCounts, phase_stats};
 use crate::cli::progress::{CliReporter, Progress};
 use crate::cli::{CommonArgs, emit, emit_json, thousands};
 use crate::error::Error;
 use crate::game::Geometry;
 use crate::index::GameIndex;
-use crate::stats::{PhaseStats, ValueCounts, phase_stats};
 use crate::store::Database;
 
 /// Arguments of `ostledb stats`.

@@ -5,12 +5,12 @@ use std::time::Instant;
 
 use clap::Args;
 
+use crate::analysis::verify::{GroupValues, VerifyReport, verify_phase};
 use crate::cli::progress::CliReporter;
 use crate::cli::{CommonArgs, emit, emit_json, thousands};
 use crate::error::Error;
-use crate::solve::bfs::Convention;
-use crate::solve::progress::Reporter;
-use crate::solve::verify::{GroupValues, VerifyReport, verify_phase};
+use crate::game::node::Convention;
+use crate::progress::Reporter;
 use crate::store::bfs::BfsFile;
 use crate::store::keys::{self, Backend};
 use crate::store::{Database, meta};

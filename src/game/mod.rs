@@ -4,6 +4,7 @@ pub mod forbidden;
 pub mod geometry;
 pub mod moves;
 pub mod naive;
+pub mod node;
 pub mod notation;
 pub mod position;
 pub mod symmetry;

@@ -1,306 +1,383 @@
-//! Finished phases on disk: one file per phase in the database directory, written when
-//! the phase is solved, so that a finished phase is never computed again and a killed
-//! solve resumes after its last finished phase group.
+//! Checkpoints inside a phase group: the whole working state of a solve between two
+//! levels, so that a killed solve of a long group ((5,5) runs for most of an hour)
+//! resumes at its last checkpoint instead of at the start of the group.
 //!
-//! The byte layout is normative and documented in `schema/FORMAT.md` ("phase value
-//! files"): a 40-byte little-endian header (magic, version, board, phase, count,
-//! checksum) followed by one 8-byte record per position in index order. Files are
-//! written to a temporary name and renamed, so a crash never leaves a half-written file
-//! under the real name. Every read is checked; a damaged file is an
-//! [`Error::Corrupt`], never a panic.
+//! One file per group in the database directory, `group-A-B[-C-D].ckpt`, written like
+//! the phase value files (temporary name, fsync, rename) and removed once the group's
+//! phase value files are written. The byte layout is in `schema/FORMAT.md` ("group
+//! checkpoint file"). Everything read back is checked (header fields, lengths, ranges,
+//! a checksum over the body); a damaged file is an [`Error::Corrupt`].
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::Error;
 use crate::game::{Geometry, Phase};
-use crate::solve::retrograde::PhaseValues;
 
-/// The first 8 bytes of a phase value file.
-pub const MAGIC: [u8; 8] = *b"OSTLEVAL";
+/// The first 8 bytes of a group checkpoint file.
+pub const MAGIC: [u8; 8] = *b"OSTLEGRP";
 /// The format version this code writes and reads.
 pub const VERSION: u32 = 1;
 /// Header size in bytes.
-pub const HEADER_LEN: u64 = 40;
+pub const HEADER_LEN: usize = 64;
 
-/// The file name of a phase inside the database directory, e.g. `phase-4-4.vals`.
-pub fn phase_file(dir: &Path, phase: Phase) -> PathBuf {
-    dir.join(format!("phase-{}-{}.vals", phase.player, phase.opponent))
+/// What one chunk of positions still has to propagate from the start of its group, as
+/// 16-bit offsets into the chunk: 2 bytes per entry, written once, never merged.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct ChunkQueue {
+    /// Decisions made at init, `offset << 1 | class`, in increasing distance (the distance
+    /// of the value the state holds for that class).
+    pub decided: Box<[u16]>,
+    /// Positions with a win through a capture at distance above 1, in increasing distance
+    /// (held in the state's outside field).
+    pub ext: Box<[u16]>,
+    /// How many entries of `decided` and of `ext` are done.
+    pub next: (u32, u32),
 }
 
-/// The checksum of the records: a 64-bit multiply-rotate hash over the little-endian
-/// record words (see `schema/FORMAT.md`).
-pub fn checksum(records: &[u64]) -> u64 {
-    let mut c = Checksum::new();
-    c.add(records);
-    c.finish()
+/// A group's working state read back from its checkpoint.
+#[derive(Debug)]
+pub(crate) struct Resumed {
+    /// The next level to process: every level below it is done.
+    pub level: u32,
+    /// The largest distance in the chunk queues.
+    pub last: u32,
+    /// One working state per position of the group.
+    pub states: Vec<u64>,
+    /// One queue per chunk of positions.
+    pub queues: Vec<ChunkQueue>,
+    /// Pending events by distance (levels below `level` are empty).
+    pub buckets: Vec<Vec<u32>>,
 }
 
-/// The checksum of records that arrive in blocks.
-struct Checksum {
-    h: u64,
-    n: u64,
-}
-
-impl Checksum {
-    fn new() -> Checksum {
-        Checksum { h: 0x6f73_746c_6564_6221, n: 0 } // "ostledb!"
-    }
-    fn add(&mut self, records: &[u64]) {
-        for &r in records {
-            self.h = (self.h ^ r).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29);
-        }
-        self.n += records.len() as u64;
-    }
-    fn finish(&self) -> u64 {
-        self.h ^ self.n
-    }
+/// The checkpoint file of the group made of `phases`, e.g. `group-5-4-4-5.ckpt`.
+pub fn group_file(dir: &Path, phases: &[Phase]) -> PathBuf {
+    let name: Vec<String> = phases.iter().map(|p| format!("{}-{}", p.player, p.opponent)).collect();
+    dir.join(format!("group-{}.ckpt", name.join("-")))
 }
 
 fn io(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
     move |source| Error::Io { path: path.to_path_buf(), source }
 }
 
-fn header(geom: &Geometry, phase: Phase, count: u64, sum: u64) -> [u8; HEADER_LEN as usize] {
-    let mut h = [0u8; HEADER_LEN as usize];
-    h[0..16].copy_from_slice(&crate::store::file::prefix(&MAGIC, VERSION, geom, phase));
-    // 16..24 reserved (zero)
-    h[24..32].copy_from_slice(&count.to_le_bytes());
-    h[32..40].copy_from_slice(&sum.to_le_bytes());
+/// The checksum: the multiply-rotate hash of the phase value files over the header's first
+/// 56 bytes and then the body, read as little-endian 64-bit words (the body is padded with
+/// zero bytes to a whole word).
+#[derive(Clone, Copy)]
+struct WordHash {
+    h: u64,
+    words: u64,
+    /// Bytes of an unfinished word, and how many.
+    partial: [u8; 8],
+    fill: usize,
+}
+
+impl WordHash {
+    fn new() -> WordHash {
+        WordHash { h: 0x6f73_746c_6564_6221, words: 0, partial: [0; 8], fill: 0 }
+    }
+    #[inline]
+    fn word(&mut self, w: u64) {
+        self.h = (self.h ^ w).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29);
+        self.words += 1;
+    }
+    /// Hash a run of bytes continuing the stream (words may straddle runs).
+    fn bytes(&mut self, mut b: &[u8]) {
+        if self.fill > 0 {
+            let take = (8 - self.fill).min(b.len());
+            self.partial[self.fill..self.fill + take].copy_from_slice(&b[..take]);
+            self.fill += take;
+            b = &b[take..];
+            if self.fill == 8 {
+                self.word(u64::from_le_bytes(self.partial));
+                self.fill = 0;
+            }
+        }
+        let mut words = b.chunks_exact(8);
+        for w in &mut words {
+            self.word(u64::from_le_bytes(w.try_into().expect("8 bytes")));
+        }
+        let rest = words.remainder();
+        self.partial[..rest.len()].copy_from_slice(rest);
+        self.fill = rest.len();
+    }
+    /// Zero bytes still needed to end the stream on a whole word.
+    fn pad_len(&self) -> usize {
+        (8 - self.fill) % 8
+    }
+    fn finish(self) -> u64 {
+        debug_assert_eq!(self.fill, 0, "the stream is padded to a whole word");
+        self.h ^ self.words
+    }
+}
+
+/// Writes bytes and hashes them word by word.
+struct Out<W: Write> {
+    w: W,
+    hash: WordHash,
+    path: PathBuf,
+}
+
+impl<W: Write> Out<W> {
+    fn bytes(&mut self, b: &[u8]) -> Result<(), Error> {
+        self.w.write_all(b).map_err(io(&self.path))?;
+        self.hash.bytes(b);
+        Ok(())
+    }
+
+    fn u64s(&mut self, it: impl Iterator<Item = u64>) -> Result<(), Error> {
+        let mut buf = Vec::with_capacity(8 << 16);
+        for v in it {
+            buf.extend_from_slice(&v.to_le_bytes());
+            if buf.len() == buf.capacity() {
+                self.bytes(&buf)?;
+                buf.clear();
+            }
+        }
+        self.bytes(&buf)
+    }
+
+    fn u32s(&mut self, v: &[u32]) -> Result<(), Error> {
+        for c in v.chunks(1 << 16) {
+            let b: Vec<u8> = c.iter().flat_map(|x| x.to_le_bytes()).collect();
+            self.bytes(&b)?;
+        }
+        Ok(())
+    }
+
+    fn u16s(&mut self, v: &[u16]) -> Result<(), Error> {
+        let b: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+        self.bytes(&b)
+    }
+
+    /// Pad to a whole word; the checksum.
+    fn finish(mut self) -> Result<(W, u64), Error> {
+        let n = self.hash.pad_len();
+        self.bytes(&[0u8; 8][..n])?;
+        Ok((self.w, self.hash.finish()))
+    }
+}
+
+fn header(geom: &Geometry, phases: &[Phase], chunk: u32, n: u64, level: u32, last: u32, sum: u64) -> [u8; 64] {
+    let mut h = [0u8; HEADER_LEN];
+    h[0..8].copy_from_slice(&MAGIC);
+    h[8..12].copy_from_slice(&VERSION.to_le_bytes());
+    h[12] = geom.side() as u8;
+    h[13] = geom.start_pieces() as u8;
+    h[14] = phases.len() as u8;
+    for (k, p) in phases.iter().enumerate().take(2) {
+        h[16 + 2 * k] = p.player as u8;
+        h[17 + 2 * k] = p.opponent as u8;
+    }
+    h[20..24].copy_from_slice(&chunk.to_le_bytes());
+    h[24..32].copy_from_slice(&n.to_le_bytes());
+    h[32..36].copy_from_slice(&level.to_le_bytes());
+    h[36..40].copy_from_slice(&last.to_le_bytes());
+    h[56..64].copy_from_slice(&sum.to_le_bytes());
     h
 }
 
-/// Write the values of one phase (atomically: temporary file, then rename).
-pub fn save(dir: &Path, geom: &Geometry, values: &PhaseValues) -> Result<PathBuf, Error> {
-    std::fs::create_dir_all(dir).map_err(io(dir))?;
-    let path = phase_file(dir, values.phase());
-    let tmp = path.with_extension("vals.tmp");
-    let records = values.raw();
-    {
-        let f = File::create(&tmp).map_err(io(&tmp))?;
-        let mut w = BufWriter::with_capacity(1 << 20, f);
-        w.write_all(&header(geom, values.phase(), records.len() as u64, checksum(records))).map_err(io(&tmp))?;
-        for chunk in records.chunks(1 << 16) {
-            let bytes: Vec<u8> = chunk.iter().flat_map(|r| r.to_le_bytes()).collect();
-            w.write_all(&bytes).map_err(io(&tmp))?;
-        }
-        let f = w.into_inner().map_err(|e| Error::Io { path: tmp.clone(), source: e.into_error() })?;
-        f.sync_all().map_err(io(&tmp))?;
+/// The checksum covers the header up to the checksum field, then the body.
+fn header_words(h: &[u8; HEADER_LEN], hash: &mut WordHash) {
+    for w in h[..56].chunks_exact(8) {
+        hash.word(u64::from_le_bytes(w.try_into().expect("8 bytes")));
     }
+}
+
+/// Write the working state of a group between two levels (atomically). `level` is the
+/// next level to process. Called with no other thread touching `states`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn save(
+    dir: &Path,
+    geom: &Geometry,
+    phases: &[Phase],
+    chunk: usize,
+    level: u32,
+    last: u32,
+    states: &[AtomicU64],
+    queues: &[ChunkQueue],
+    buckets: &[Vec<u32>],
+) -> Result<PathBuf, Error> {
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    let path = group_file(dir, phases);
+    let tmp = path.with_extension("ckpt.tmp");
+    let n = states.len() as u64;
+    let f = File::create(&tmp).map_err(io(&tmp))?;
+    let mut w = BufWriter::with_capacity(1 << 20, f);
+    let mut hash = WordHash::new();
+    header_words(&header(geom, phases, chunk as u32, n, level, last, 0), &mut hash);
+    w.write_all(&[0u8; HEADER_LEN]).map_err(io(&tmp))?;
+    let mut out = Out { w, hash, path: tmp.clone() };
+    out.u64s(states.iter().map(|s| s.load(Ordering::Relaxed)))?;
+    let mut table = Vec::with_capacity(queues.len() * 4);
+    for q in queues {
+        table.extend([q.decided.len() as u32, q.ext.len() as u32, q.next.0, q.next.1]);
+    }
+    out.u32s(&table)?;
+    for q in queues {
+        out.u16s(&q.decided)?;
+        out.u16s(&q.ext)?;
+    }
+    out.u64s(std::iter::once(buckets.len() as u64).chain(buckets.iter().map(|b| b.len() as u64)))?;
+    for b in buckets {
+        out.u32s(b)?;
+    }
+    let (w, sum) = out.finish()?;
+    let mut f = w.into_inner().map_err(|e| Error::Io { path: tmp.clone(), source: e.into_error() })?;
+    f.seek(SeekFrom::Start(0)).map_err(io(&tmp))?;
+    f.write_all(&header(geom, phases, chunk as u32, n, level, last, sum)).map_err(io(&tmp))?;
+    f.sync_all().map_err(io(&tmp))?;
     std::fs::rename(&tmp, &path).map_err(io(&path))?;
     Ok(path)
 }
 
-/// What a header says.
-struct Header {
-    count: u64,
-    sum: u64,
+/// Reads bytes and hashes them word by word (every read here is a whole number of words
+/// except the u16/u32 runs, which are joined the same way as when written).
+struct In<R: Read> {
+    r: R,
+    hash: WordHash,
 }
 
-fn read_header(path: &Path, r: &mut impl Read, geom: &Geometry, phase: Phase, expect: u64) -> Result<Header, Error> {
-    let corrupt = |reason: String| Error::Corrupt { path: path.to_path_buf(), reason };
-    let mut h = [0u8; HEADER_LEN as usize];
-    r.read_exact(&mut h).map_err(|_| corrupt("shorter than its 40-byte header".into()))?;
-    if h[0..8] != MAGIC {
-        return Err(corrupt("not an ostledb phase value file (bad magic bytes)".into()));
+impl<R: Read> In<R> {
+    fn bytes(&mut self, buf: &mut [u8]) -> std::io::Result<()> {
+        self.r.read_exact(buf)?;
+        self.hash.bytes(buf);
+        Ok(())
     }
-    let version = u32::from_le_bytes(h[8..12].try_into().expect("4 bytes"));
-    if version != VERSION {
-        return Err(corrupt(format!("format version {version}; this ostledb reads version {VERSION}")));
+
+    fn u64s(&mut self, out: &mut [u64]) -> std::io::Result<()> {
+        let mut buf = vec![0u8; 8 << 16];
+        for c in out.chunks_mut(1 << 16) {
+            let b = &mut buf[..c.len() * 8];
+            self.bytes(b)?;
+            for (v, x) in c.iter_mut().zip(b.chunks_exact(8)) {
+                *v = u64::from_le_bytes(x.try_into().expect("8 bytes"));
+            }
+        }
+        Ok(())
     }
-    if (h[12] as u32, h[13] as u32) != (geom.side(), geom.start_pieces()) {
-        return Err(corrupt(format!("made for a {}x{} board with {} pieces a side", h[12], h[12], h[13])));
+
+    fn u32s(&mut self, len: usize) -> std::io::Result<Vec<u32>> {
+        let mut out = vec![0u32; len];
+        let mut buf = vec![0u8; 4 << 16];
+        for c in out.chunks_mut(1 << 16) {
+            let b = &mut buf[..c.len() * 4];
+            self.bytes(b)?;
+            for (v, x) in c.iter_mut().zip(b.chunks_exact(4)) {
+                *v = u32::from_le_bytes(x.try_into().expect("4 bytes"));
+            }
+        }
+        Ok(out)
     }
-    if (h[14] as u32, h[15] as u32) != (phase.player, phase.opponent) {
-        return Err(corrupt(format!("holds phase ({},{}), expected {phase}", h[14], h[15])));
+
+    fn u16s(&mut self, len: usize) -> std::io::Result<Box<[u16]>> {
+        let mut b = vec![0u8; len * 2];
+        self.bytes(&mut b)?;
+        Ok(b.chunks_exact(2).map(|x| u16::from_le_bytes([x[0], x[1]])).collect())
     }
-    let count = u64::from_le_bytes(h[24..32].try_into().expect("8 bytes"));
-    if count != expect {
-        return Err(corrupt(format!("holds {count} positions, the phase has {expect}")));
-    }
-    Ok(Header { count, sum: u64::from_le_bytes(h[32..40].try_into().expect("8 bytes")) })
 }
 
-/// Load and check the values of one phase; `Ok(None)` when the file does not exist.
-pub fn load(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> Result<Option<PhaseValues>, Error> {
-    let mut records = Vec::new();
-    let found = read_records(dir, geom, phase, expect, |n, c| {
-        records.reserve_exact(n as usize - records.len());
-        records.extend_from_slice(c)
-    })?;
-    Ok(found.then(|| PhaseValues::from_raw(phase, records)))
-}
-
-/// Load and check only the base values of one phase (2 bytes per position instead of 8):
-/// all a phase one piece larger reads of it. `Ok(None)` when the file does not exist.
-pub fn load_base(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> Result<Option<Vec<u16>>, Error> {
-    let mut base = Vec::new();
-    let found = read_records(dir, geom, phase, expect, |n, c| {
-        base.reserve_exact(n as usize - base.len());
-        base.extend(c.iter().map(|&r| r as u16))
-    })?;
-    Ok(found.then_some(base))
-}
-
-/// Read a phase file in blocks, checking header, length and checksum: `block` gets the
-/// record count and the next records, in order. False when the file does not exist.
-fn read_records(
+/// Read the checkpoint of the group made of `phases` (with `n` positions in chunks of
+/// `chunk`); `Ok(None)` when there is none.
+pub(crate) fn load(
     dir: &Path,
     geom: &Geometry,
-    phase: Phase,
-    expect: u64,
-    mut block: impl FnMut(u64, &[u64]),
-) -> Result<bool, Error> {
-    let path = phase_file(dir, phase);
+    phases: &[Phase],
+    chunk: usize,
+    n: u64,
+) -> Result<Option<Resumed>, Error> {
+    let path = group_file(dir, phases);
     let f = match File::open(&path) {
         Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::Io { path, source: e }),
     };
-    let len = f.metadata().map_err(io(&path))?.len();
+    let corrupt = |reason: String| Error::Corrupt { path: path.clone(), reason };
+    let short = |_| corrupt("truncated: shorter than its header and lengths say".into());
     let mut r = BufReader::with_capacity(1 << 20, f);
-    let h = read_header(&path, &mut r, geom, phase, expect)?;
-    if len != HEADER_LEN + 8 * h.count {
-        return Err(Error::Corrupt {
-            path,
-            reason: format!("{len} bytes long, a file of {} positions has {}", h.count, HEADER_LEN + 8 * h.count),
-        });
+    let mut h = [0u8; HEADER_LEN];
+    r.read_exact(&mut h).map_err(|_| corrupt("shorter than its 64-byte header".into()))?;
+    if h[0..8] != MAGIC {
+        return Err(corrupt("not an ostledb group checkpoint (bad magic bytes)".into()));
     }
-    let mut sum = Checksum::new();
-    let mut buf = vec![0u8; 8 << 16];
-    let mut words = vec![0u64; 1 << 16];
-    let mut left = h.count as usize;
-    while left > 0 {
-        let k = left.min(1 << 16);
-        let bytes = &mut buf[..k * 8];
-        r.read_exact(bytes).map_err(io(&path))?;
-        for (w, b) in words[..k].iter_mut().zip(bytes.chunks_exact(8)) {
-            *w = u64::from_le_bytes(b.try_into().expect("8 bytes"));
+    let u32_at = |k: usize| u32::from_le_bytes(h[k..k + 4].try_into().expect("4 bytes"));
+    let u64_at = |k: usize| u64::from_le_bytes(h[k..k + 8].try_into().expect("8 bytes"));
+    if u32_at(8) != VERSION {
+        return Err(corrupt(format!("format version {}; this ostledb reads version {VERSION}", u32_at(8))));
+    }
+    let last = u32_at(36);
+    let level = u32_at(32);
+    let expect = header(geom, phases, chunk as u32, n, level, last, u64_at(56));
+    if h != expect {
+        return Err(corrupt(format!(
+            "made for another board, group, chunk size or position count (expected {} positions of {})",
+            n,
+            phases.iter().map(|p| p.to_string()).collect::<Vec<_>>().join("+")
+        )));
+    }
+    let mut hash = WordHash::new();
+    header_words(&h, &mut hash);
+    let mut inp = In { r, hash };
+    let mut states = vec![0u64; n as usize];
+    crate::sys::advise_huge_pages(&states);
+    inp.u64s(&mut states).map_err(short)?;
+    let chunks = (n as usize).div_ceil(chunk);
+    let table = inp.u32s(chunks * 4).map_err(short)?;
+    let mut queues = Vec::with_capacity(chunks);
+    for (c, t) in table.chunks_exact(4).enumerate() {
+        let len = chunk.min(n as usize - c * chunk);
+        let (nd, ne) = (t[0] as usize, t[1] as usize);
+        if nd > 2 * len || ne > len || t[2] as usize > nd || t[3] as usize > ne {
+            return Err(corrupt(format!("chunk {c}: queue lengths out of range")));
         }
-        sum.add(&words[..k]);
-        block(h.count, &words[..k]);
-        left -= k;
+        let decided = inp.u16s(nd).map_err(short)?;
+        let ext = inp.u16s(ne).map_err(short)?;
+        if decided.iter().any(|&e| (e >> 1) as usize >= len) || ext.iter().any(|&k| k as usize >= len) {
+            return Err(corrupt(format!("chunk {c}: a queued position is outside the chunk")));
+        }
+        queues.push(ChunkQueue { decided, ext, next: (t[2], t[3]) });
     }
-    if sum.finish() != h.sum {
-        return Err(Error::Corrupt { path, reason: "checksum mismatch: the records were altered or truncated".into() });
+    let mut levels = [0u64];
+    inp.u64s(&mut levels).map_err(short)?;
+    if levels[0] > 1 << 16 {
+        return Err(corrupt(format!("{} event levels", levels[0])));
     }
-    Ok(true)
+    let mut lens = vec![0u64; levels[0] as usize];
+    inp.u64s(&mut lens).map_err(short)?;
+    let mut buckets = Vec::with_capacity(lens.len());
+    for &len in &lens {
+        if len > 2 * n {
+            return Err(corrupt(format!("an event level of {len} events")));
+        }
+        let b = inp.u32s(len as usize).map_err(short)?;
+        if b.iter().any(|&e| (e >> 1) as u64 >= n) {
+            return Err(corrupt("an event names a position outside the group".into()));
+        }
+        buckets.push(b);
+    }
+    if inp.hash.pad_len() > 0 {
+        let mut pad = vec![0u8; inp.hash.pad_len()];
+        inp.bytes(&mut pad).map_err(short)?;
+    }
+    let mut extra = [0u8; 1];
+    if inp.r.read(&mut extra).map_err(io(&path))? != 0 {
+        return Err(corrupt("longer than its lengths say".into()));
+    }
+    if inp.hash.finish() != u64_at(56) {
+        return Err(corrupt("checksum mismatch: the checkpoint was altered or truncated".into()));
+    }
+    Ok(Some(Resumed { level, last, states, queues, buckets }))
 }
 
-/// Sequential reading of a phase file in caller-sized pieces, checking header, length
-/// and (at [`RecordReader::finish`]) the checksum.
-pub struct RecordReader {
-    path: PathBuf,
-    r: BufReader<File>,
-    count: u64,
-    left: u64,
-    want: u64,
-    sum: Checksum,
-    bytes: Vec<u8>,
-}
-
-impl RecordReader {
-    /// Open the file of `phase`; `Ok(None)` when it does not exist.
-    pub fn open(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> Result<Option<RecordReader>, Error> {
-        let path = phase_file(dir, phase);
-        let f = match File::open(&path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(Error::Io { path, source: e }),
-        };
-        let len = f.metadata().map_err(io(&path))?.len();
-        let mut r = BufReader::with_capacity(1 << 22, f);
-        let h = read_header(&path, &mut r, geom, phase, expect)?;
-        if len != HEADER_LEN + 8 * h.count {
-            return Err(Error::Corrupt {
-                path,
-                reason: format!("{len} bytes long, expected {}", HEADER_LEN + 8 * h.count),
-            });
-        }
-        Ok(Some(RecordReader {
-            path,
-            r,
-            count: h.count,
-            left: h.count,
-            want: h.sum,
-            sum: Checksum::new(),
-            bytes: Vec::new(),
-        }))
-    }
-
-    /// The number of records in the file.
-    pub fn count(&self) -> u64 {
-        self.count
-    }
-
-    /// Fill `buf` with the next records.
-    pub fn read(&mut self, buf: &mut [u64]) -> Result<(), Error> {
-        if buf.len() as u64 > self.left {
-            return Err(Error::InvalidArgument(format!(
-                "{}: asked for more records than it holds",
-                self.path.display()
-            )));
-        }
-        self.bytes.resize(buf.len() * 8, 0);
-        self.r.read_exact(&mut self.bytes).map_err(io(&self.path))?;
-        for (w, b) in buf.iter_mut().zip(self.bytes.chunks_exact(8)) {
-            *w = u64::from_le_bytes(b.try_into().expect("8 bytes"));
-        }
-        self.sum.add(buf);
-        self.left -= buf.len() as u64;
-        Ok(())
-    }
-
-    /// Check that every record was read and the checksum matches.
-    pub fn finish(self) -> Result<(), Error> {
-        if self.left != 0 || self.sum.finish() != self.want {
-            return Err(Error::Corrupt {
-                path: self.path,
-                reason: "checksum mismatch: the records were altered or truncated".into(),
-            });
-        }
-        Ok(())
-    }
-}
-
-/// Random access to one phase file without loading it: a query reads 8 bytes per
-/// position. The header is checked when opening; the checksum only by [`load`].
-pub struct PhaseFile {
-    path: PathBuf,
-    file: File,
-    count: u64,
-}
-
-impl PhaseFile {
-    /// Open the file of `phase`; `Ok(None)` when it does not exist.
-    pub fn open(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> Result<Option<PhaseFile>, Error> {
-        let path = phase_file(dir, phase);
-        let mut file = match File::open(&path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(Error::Io { path, source: e }),
-        };
-        let h = read_header(&path, &mut file, geom, phase, expect)?;
-        let len = file.metadata().map_err(io(&path))?.len();
-        if len != HEADER_LEN + 8 * h.count {
-            return Err(Error::Corrupt {
-                path,
-                reason: format!("{len} bytes long, expected {}", HEADER_LEN + 8 * h.count),
-            });
-        }
-        Ok(Some(PhaseFile { path, file, count: h.count }))
-    }
-
-    /// The packed record of position `idx` (see [`PhaseValues`]).
-    pub fn record(&mut self, idx: u64) -> Result<u64, Error> {
-        if idx >= self.count {
-            return Err(Error::Corrupt { path: self.path.clone(), reason: format!("no position {idx}") });
-        }
-        let mut b = [0u8; 8];
-        self.file.seek(SeekFrom::Start(HEADER_LEN + 8 * idx)).map_err(io(&self.path))?;
-        self.file.read_exact(&mut b).map_err(io(&self.path))?;
-        Ok(u64::from_le_bytes(b))
+/// Remove the checkpoint of a group (after its phase value files are written).
+pub(crate) fn remove(dir: &Path, phases: &[Phase]) -> Result<(), Error> {
+    let path = group_file(dir, phases);
+    match std::fs::remove_file(&path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::Io { path, source: e }),
     }
 }
 
@@ -308,41 +385,52 @@ impl PhaseFile {
 mod tests {
     use super::*;
 
-    fn tmpdir(name: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("ostledb-ckpt-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        d
+    fn sample() -> (Vec<AtomicU64>, Vec<ChunkQueue>, Vec<Vec<u32>>) {
+        let states: Vec<AtomicU64> = (0..21u64).map(|i| AtomicU64::new(i * 0x0123_4567_89ab)).collect();
+        let queues = vec![
+            ChunkQueue { decided: vec![1, 4, 5].into(), ext: vec![3].into(), next: (1, 0) },
+            ChunkQueue { decided: vec![].into(), ext: vec![0, 7, 2].into(), next: (0, 3) },
+            ChunkQueue { decided: vec![9].into(), ext: vec![].into(), next: (0, 0) },
+        ];
+        let buckets = vec![vec![], vec![7, 40, 3], vec![1]];
+        (states, queues, buckets)
     }
 
     #[test]
-    fn save_then_load_round_trips_and_damage_is_detected() {
+    fn round_trip_and_every_damage_is_refused() {
         let g = Geometry::new(3, 3).unwrap();
-        let ph = Phase::new(2, 2);
-        let vals = PhaseValues::from_raw(ph, (0..1000u64).map(|i| i * 7 % 13).collect());
-        let dir = tmpdir("roundtrip");
-        let path = save(&dir, &g, &vals).unwrap();
-        let back = load(&dir, &g, ph, 1000).unwrap().unwrap();
-        assert_eq!(back.raw(), vals.raw());
-        let base = load_base(&dir, &g, ph, 1000).unwrap().unwrap();
-        assert_eq!(base, vals.raw().iter().map(|&r| r as u16).collect::<Vec<_>>());
-        let mut f = PhaseFile::open(&dir, &g, ph, 1000).unwrap().unwrap();
-        assert_eq!(f.record(999).unwrap(), vals.raw()[999]);
-        assert!(matches!(f.record(1000), Err(Error::Corrupt { .. })));
-        // Wrong expectations are refused.
-        assert!(matches!(load(&dir, &g, ph, 999), Err(Error::Corrupt { .. })));
-        assert!(matches!(load(&dir, &Geometry::new(4, 3).unwrap(), ph, 1000), Err(Error::Corrupt { .. })));
-        // One flipped bit in a record fails the checksum.
-        let mut bytes = std::fs::read(&path).unwrap();
-        bytes[HEADER_LEN as usize + 17] ^= 4;
-        std::fs::write(&path, &bytes).unwrap();
-        assert!(matches!(load(&dir, &g, ph, 1000), Err(Error::Corrupt { .. })));
-        assert!(matches!(load_base(&dir, &g, ph, 1000), Err(Error::Corrupt { .. })));
-        // Truncation and foreign files are refused.
-        std::fs::write(&path, &bytes[..100]).unwrap();
-        assert!(matches!(load(&dir, &g, ph, 1000), Err(Error::Corrupt { .. })));
-        std::fs::write(&path, b"hello").unwrap();
-        assert!(matches!(load(&dir, &g, ph, 1000), Err(Error::Corrupt { .. })));
-        assert!(load(&dir, &g, Phase::new(3, 3), 5).unwrap().is_none());
+        let phases = [Phase::new(3, 2), Phase::new(2, 3)];
+        let dir = std::env::temp_dir().join(format!("ostledb-grp-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let (states, queues, buckets) = sample();
+        let path = save(&dir, &g, &phases, 8, 2, 9, &states, &queues, &buckets).unwrap();
+        let back = load(&dir, &g, &phases, 8, 21).unwrap().unwrap();
+        assert_eq!((back.level, back.last), (2, 9));
+        assert_eq!(back.states, states.iter().map(|s| s.load(Ordering::Relaxed)).collect::<Vec<_>>());
+        assert_eq!(back.queues, queues);
+        assert_eq!(back.buckets, buckets);
+        // Other expectations are refused, not misread.
+        assert!(matches!(load(&dir, &g, &phases, 16, 21), Err(Error::Corrupt { .. })));
+        assert!(matches!(load(&dir, &g, &phases, 8, 20), Err(Error::Corrupt { .. })));
+        assert!(load(&dir, &g, &phases[..1], 8, 21).unwrap().is_none());
+        // Any flipped byte, any truncation and any extra byte is an error.
+        let bytes = std::fs::read(&path).unwrap();
+        for k in 0..bytes.len() {
+            let mut b = bytes.clone();
+            b[k] ^= 0x10;
+            std::fs::write(&path, &b).unwrap();
+            assert!(matches!(load(&dir, &g, &phases, 8, 21), Err(Error::Corrupt { .. })), "byte {k}");
+        }
+        for len in [0, 10, 64, 100, bytes.len() - 1] {
+            std::fs::write(&path, &bytes[..len]).unwrap();
+            assert!(matches!(load(&dir, &g, &phases, 8, 21), Err(Error::Corrupt { .. })), "length {len}");
+        }
+        let mut longer = bytes.clone();
+        longer.push(0);
+        std::fs::write(&path, &longer).unwrap();
+        assert!(matches!(load(&dir, &g, &phases, 8, 21), Err(Error::Corrupt { .. })));
+        remove(&dir, &phases).unwrap();
+        assert!(load(&dir, &g, &phases, 8, 21).unwrap().is_none());
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -1,14 +1,8 @@
-//! The solver: retrograde analysis phase by phase (see `ARCHITECTURE.md`).
+//! The solver: retrograde analysis phase group by phase group with checkpoints inside a
+//! group, and the breadth-first search from the initial position (see `ARCHITECTURE.md`).
 
 pub mod bfs;
 pub mod checkpoint;
-pub mod groupfile;
-pub mod interesting;
-pub mod outcome;
-pub mod progress;
-pub mod query;
 pub mod retrograde;
-pub mod verify;
 
-pub use outcome::Outcome;
-pub use retrograde::{PhaseValues, Record, Solution, SolveOptions, solve};
+pub use retrograde::{Solution, SolveOptions, solve};

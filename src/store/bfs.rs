@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use crate::error::Error;
+use crate::game::node::Convention;
 use crate::game::{Geometry, Phase};
-use crate::solve::bfs::Convention;
 use crate::store::file::{check_header, checksum, corrupt, io, le_u32, le_u64, prefix, sync_dir, temp_name};
 
 /// The first 8 bytes of a BFS file.

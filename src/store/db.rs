@@ -15,9 +15,9 @@ use crate::game::forbidden::published_node_index;
 use crate::game::symmetry::canonical;
 use crate::game::{Geometry, Phase, Position};
 use crate::index::GameIndex;
-use crate::solve::outcome::Outcome;
-use crate::solve::query::{MoveValue, Records, move_values, position_value, resolve_record, unpack};
-use crate::solve::retrograde::Record;
+use crate::probe::{MoveValue, Records, move_values, position_value, resolve_record, unpack};
+use crate::record::Record;
+use crate::record::outcome::Outcome;
 use crate::store::cache::{BlockCache, DEFAULT_CACHE_BYTES};
 use crate::store::keys::{self, Backend, KeyIndex};
 use crate::store::meta::{self, Meta};
@@ -168,7 +168,7 @@ impl Database {
         if let Some(b) = self.bfs.get() {
             return Ok(b.as_ref());
         }
-        let b = crate::store::bfs::BfsFile::open(&self.dir, &self.geom, crate::solve::bfs::Convention::Published)?;
+        let b = crate::store::bfs::BfsFile::open(&self.dir, &self.geom, crate::game::node::Convention::Published)?;
         let _ = self.bfs.set(b);
         Ok(self.bfs.get().and_then(|b| b.as_ref()))
     }
@@ -262,7 +262,7 @@ impl Database {
     }
 
     /// The packed record of position `idx` of `phase` as stored (an elided loss is
-    /// [`crate::store::values::ELIDED_LOSS`]).
+    /// [`crate::record::ELIDED_LOSS`]).
     pub fn stored_record(&self, phase: Phase, idx: u64) -> Result<u64, Error> {
         self.slot(phase)?.values.record(idx)
     }
@@ -287,7 +287,7 @@ impl Database {
         if !(values.elides_losses() && needs_resolving(raw)) {
             return Ok(unpack(raw));
         }
-        let special_elided = (raw >> 32) & 31 != 0 && (raw >> 16) as u16 == crate::store::values::ELIDED_LOSS;
+        let special_elided = (raw >> 32) & 31 != 0 && (raw >> 16) as u16 == crate::record::ELIDED_LOSS;
         let from = if special_elided { canonical(&self.geom, pos).0 } else { *pos };
         Ok(unpack(resolve_record(&self.geom, &mut Stored(self), &from, raw, values.path())?))
     }

@@ -8,9 +8,9 @@ use std::time::Instant;
 use crate::error::Error;
 use crate::game::Geometry;
 use crate::index::GameIndex;
-use crate::solve::checkpoint::{RecordReader, phase_file};
 use crate::store::keys::{self, Backend};
 use crate::store::meta::{self, Meta, PhaseMeta};
+use crate::store::phasefile::{RecordReader, phase_file};
 use crate::store::values::{self, ValueFile, WriteOptions};
 
 /// How to build.
@@ -64,7 +64,7 @@ enum Source<'a> {
     /// The solver's phase value file.
     Solver(RecordReader),
     /// A value file that elides loss distances, resolved in memory.
-    Resolved(crate::solve::retrograde::PhaseValues),
+    Resolved(crate::record::PhaseValues),
     /// A value file, as stored.
     Stored(values::Stream<'a>),
 }

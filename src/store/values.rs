@@ -35,7 +35,7 @@ use rayon::prelude::*;
 
 use crate::error::Error;
 use crate::game::{Geometry, Phase};
-use crate::solve::retrograde::PhaseValues;
+use crate::record::PhaseValues;
 use crate::store::cache::{BlockCache, DEFAULT_CACHE_BYTES, Decoded};
 use crate::store::file::{
     check_header, checksum, corrupt, header_version, io, le_u32, le_u64, prefix, sync_dir, temp_name,

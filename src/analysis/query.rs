@@ -8,7 +8,7 @@ use crate::game::forbidden::forbidden_move;
 use crate::game::moves::{Move, is_immediate_win, moves, play, transform_move};
 use crate::game::notation::{code_to_base64, format_board, format_move};
 use crate::game::{Geometry, Position};
-use crate::solve::outcome::Outcome;
+use crate::record::outcome::Outcome;
 use crate::store::Database;
 
 /// The verdict of a node in the published terms (OSTLE.md section 4).
@@ -187,7 +187,7 @@ impl Database {
         let (verdict, plies) = Verdict::of(checkmate, value);
         let from_start = match self.bfs()? {
             Some(b) => Some(FromStart {
-                depth: b.depth_of_key(crate::solve::bfs::node_key(canon.code(), j))?,
+                depth: b.depth_of_key(crate::game::node::node_key(canon.code(), j))?,
                 searched_to: b.max_depth().unwrap_or(0),
                 complete: b.summary().complete,
                 convention: b.summary().convention,

@@ -7,8 +7,8 @@ use crate::game::moves::{Move, Removal, is_immediate_win, moves, play};
 use crate::game::symmetry::canonical;
 use crate::game::{Geometry, Phase, Position};
 use crate::index::GameIndex;
-use crate::solve::outcome::Outcome;
-use crate::solve::retrograde::{PhaseValues, Record, Solution, outcome_val, val_outcome};
+use crate::record::outcome::Outcome;
+use crate::record::{Record, outcome_val, val_outcome};
 use crate::store::values::{ELIDED_LOSS, needs_resolving};
 
 /// A source of stored records, by phase and index.
@@ -31,18 +31,6 @@ pub trait Records {
 pub fn unpack(r: u64) -> Record {
     let s = (r >> 32) as u32 & 31;
     Record { base: val_outcome(r as u16), special: (s != 0).then(|| (s, val_outcome((r >> 16) as u16))) }
-}
-
-impl Records for &Solution {
-    fn locate(&mut self, pos: &Position) -> Result<(Phase, u64), Error> {
-        locate(self.index(), pos)
-    }
-    fn record(&mut self, phase: Phase, idx: u64) -> Result<Record, Error> {
-        let p: &PhaseValues = self
-            .phase(phase)
-            .ok_or_else(|| Error::InvalidArgument(format!("phase {phase} is not in this solution")))?;
-        Ok(p.record(idx))
-    }
 }
 
 /// The value of node `(pos, j)` from a record: the special value if `j` is the special move.
@@ -147,7 +135,7 @@ pub fn resolve_record(
     let options = move_values(geom, raw, canon)?;
     let s = (record >> 32) as usize & 31;
     let lost = |which: &str, excluded: usize| -> Result<u64, Error> {
-        match crate::solve::verify::best(options.iter().filter(|o| o.index != excluded).map(|o| o.outcome)) {
+        match crate::analysis::verify::best(options.iter().filter(|o| o.index != excluded).map(|o| o.outcome)) {
             v @ Outcome::Loss(_) => Ok(outcome_val(v) as u64),
             v => Err(crate::store::file::corrupt(
                 file,

@@ -79,8 +79,8 @@ pub struct ValueCounts {
 }
 
 impl ValueCounts {
-    fn add(&mut self, o: crate::solve::Outcome) {
-        use crate::solve::Outcome::*;
+    fn add(&mut self, o: crate::record::Outcome) {
+        use crate::record::Outcome::*;
         let bump = |h: &mut Vec<u64>, n: u32| {
             if h.len() <= n as usize {
                 h.resize(n as usize + 1, 0);
@@ -155,7 +155,7 @@ impl PhaseStats {
 /// Walk a solved phase: value counts of its positions and of its non-trivial nodes.
 pub fn phase_stats(
     index: &PhaseIndex,
-    values: &crate::solve::PhaseValues,
+    values: &crate::record::PhaseValues,
     progress: &(dyn Fn(u64) + Sync),
 ) -> PhaseStats {
     let geom = index.geometry();

@@ -25,14 +25,14 @@ use crate::game::notation::code_to_base64;
 use crate::game::symmetry::{canonical_code, is_canonical};
 use crate::game::{Geometry, Phase, Position};
 use crate::index::GameIndex;
-use crate::solve::outcome::Outcome;
-use crate::solve::progress::Reporter;
-use crate::solve::query::{Records, move_values, unpack};
-use crate::solve::retrograde::{PhaseValues, Record, Val, outcome_val};
+use crate::probe::{Records, move_values, unpack};
+use crate::progress::Reporter;
+use crate::published::{FIELDS, Fields, Kind, file_name, nontrivial_nodes, parse_file_name, parse_line};
+use crate::record::outcome::Outcome;
+use crate::record::{PhaseValues, Record, Val, outcome_val};
 use crate::store::file::io;
 use crate::store::meta::{self, Meta};
 use crate::store::pack::{PackOptions, pack};
-use crate::store::published::{FIELDS, Fields, Kind, file_name, nontrivial_nodes, parse_file_name, parse_line};
 
 /// What an import did.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -118,7 +118,7 @@ pub fn list_files(from: &Path) -> Result<(u32, Vec<PathBuf>, Vec<PathBuf>), Erro
 /// codes ascending, `checkmate` exactly on immediate wins, 25 fields, each empty or a
 /// depth below 256, at least one not empty. Returns the nodes read.
 pub fn import_bfs(geom: &Geometry, n: u32, files: &[PathBuf], db: &Path) -> Result<u64, Error> {
-    use crate::solve::bfs::{Convention, node_key};
+    use crate::game::node::{Convention, node_key};
     let mut layers: Vec<Vec<u64>> = Vec::new();
     let mut last: Option<u64> = None;
     let mut nodes = 0u64;
@@ -290,7 +290,7 @@ struct Memory<'a> {
 
 impl Records for Memory<'_> {
     fn locate(&mut self, pos: &Position) -> Result<(Phase, u64), Error> {
-        crate::solve::query::locate(self.index, pos)
+        crate::probe::locate(self.index, pos)
     }
     fn record(&mut self, phase: Phase, idx: u64) -> Result<Record, Error> {
         let slot = self
@@ -457,7 +457,7 @@ pub fn import(
     }
     for (slot, p) in phases.iter().enumerate() {
         let values = PhaseValues::from_raw(p.phase(), std::mem::take(&mut records[slot]));
-        crate::solve::checkpoint::save(db, geom, &values)?;
+        crate::store::phasefile::save(db, geom, &values)?;
     }
     let meta = pack(db, geom, n, opts, |_| {})?;
     let bfs_nodes = if bfs.is_empty() { 0 } else { import_bfs(geom, n, &bfs, db)? };

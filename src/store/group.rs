@@ -11,10 +11,10 @@ use rayon::prelude::*;
 use crate::error::Error;
 use crate::game::{Geometry, Phase, Position};
 use crate::index::GameIndex;
-use crate::solve::checkpoint;
-use crate::solve::progress::{Reporter, Silent};
-use crate::solve::query::{Records, locate, resolve_record};
-use crate::solve::retrograde::{PhaseValues, Record, val_outcome};
+use crate::probe::{Records, locate, resolve_record};
+use crate::progress::{Reporter, Silent};
+use crate::record::{PhaseValues, Record, val_outcome};
+use crate::store::phasefile;
 use crate::store::values::{self, ValueFile, needs_resolving};
 
 /// Records as stored, in memory: the phases of a group in full and the base values of
@@ -101,7 +101,7 @@ fn stored_base(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> Result
     if dir.join(values::file_name(phase)).is_file() {
         return values::load_base_raw(dir, geom, phase, expect).map(Some);
     }
-    checkpoint::load_base(dir, geom, phase, expect)
+    phasefile::load_base(dir, geom, phase, expect)
 }
 
 /// The exact values of every phase with `pieces` pieces (a phase group), in the order of
@@ -124,7 +124,7 @@ pub fn load_group(
             elided.push(f.elides_losses());
             full.push(values::load_file(&f)?);
         } else {
-            match checkpoint::load(dir, geom, ph, p.len())? {
+            match phasefile::load(dir, geom, ph, p.len())? {
                 Some(v) => full.push(v),
                 None => return Ok(None),
             }
@@ -151,7 +151,7 @@ pub fn load_group(
 /// elides loss distances); `Ok(None)` when it is in neither form.
 pub fn load_phase(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> Result<Option<PhaseValues>, Error> {
     if !dir.join(values::file_name(phase)).is_file() {
-        return checkpoint::load(dir, geom, phase, expect);
+        return phasefile::load(dir, geom, phase, expect);
     }
     let f = ValueFile::open(dir, geom, phase, expect)?;
     if !f.elides_losses() {
@@ -168,7 +168,7 @@ pub fn load_base(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> Resu
         return values::load_base_raw(dir, geom, phase, expect).map(Some);
     }
     if !dir.join(values::file_name(phase)).is_file() {
-        return checkpoint::load_base(dir, geom, phase, expect);
+        return phasefile::load_base(dir, geom, phase, expect);
     }
     Ok(load_phase(dir, geom, phase, expect)?.map(|v| v.raw().iter().map(|&r| r as u16).collect()))
 }

@@ -24,9 +24,10 @@ use crate::game::moves::{Move, Removal, moves, play};
 use crate::game::symmetry::{canonical, canonical_code};
 use crate::game::{Geometry, Phase, Position};
 use crate::index::GameIndex;
-use crate::solve::outcome::Outcome;
-use crate::solve::progress::Reporter;
-use crate::solve::retrograde::{PhaseValues, Record, Solution, val_outcome};
+use crate::progress::Reporter;
+use crate::record::outcome::Outcome;
+use crate::record::{PhaseValues, Record, val_outcome};
+use crate::solve::Solution;
 
 /// Where the verifier reads stored values: full records of the phases being checked and
 /// of their group, and base values of the phases one piece smaller (all a capture or a
@@ -318,9 +319,9 @@ pub fn verify_phase(geom: &Geometry, sol: &impl Values, phase: Phase, reporter: 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::solve::checkpoint;
-    use crate::solve::progress::Silent;
+    use crate::progress::Silent;
     use crate::solve::retrograde::{SolveOptions, solve};
+    use crate::store::phasefile;
 
     #[test]
     fn small_board_solutions_agree_with_their_children() {
@@ -344,7 +345,7 @@ mod tests {
         let sol = solve(&g, 6, &opts).unwrap();
         let index = sol.index().clone();
         let check = |pieces: u32| {
-            let vals = GroupValues::load(&dir, &g, &index, pieces, &crate::solve::progress::Silent).unwrap();
+            let vals = GroupValues::load(&dir, &g, &index, pieces, &crate::progress::Silent).unwrap();
             vals.phases().into_iter().map(|ph| verify_phase(&g, &vals, ph, &Silent).mismatches).sum::<u64>()
         };
         for pieces in 4..=6 {
@@ -355,18 +356,18 @@ mod tests {
         let mut raw = p23.raw().to_vec();
         let i = raw.iter().position(|&r| r as u16 > 2 && r as u16 & 1 == 1).unwrap();
         raw[i] += 2;
-        checkpoint::save(&dir, &g, &PhaseValues::from_raw(Phase::new(2, 3), raw.clone())).unwrap();
+        phasefile::save(&dir, &g, &PhaseValues::from_raw(Phase::new(2, 3), raw.clone())).unwrap();
         assert!(check(5) >= 1);
         // Every loss of (2,3) one ply longer: (3,3), which reads only (2,3)'s base values
         // through its captures, disagrees too.
         for r in raw.iter_mut().filter(|r| **r as u16 & 1 == 1) {
             *r += 2;
         }
-        checkpoint::save(&dir, &g, &PhaseValues::from_raw(Phase::new(2, 3), raw)).unwrap();
+        phasefile::save(&dir, &g, &PhaseValues::from_raw(Phase::new(2, 3), raw)).unwrap();
         assert!(check(6) >= 1);
-        std::fs::remove_file(checkpoint::phase_file(&dir, Phase::new(2, 3))).unwrap();
+        std::fs::remove_file(phasefile::phase_file(&dir, Phase::new(2, 3))).unwrap();
         assert!(matches!(
-            GroupValues::load(&dir, &g, &index, 6, &crate::solve::progress::Silent),
+            GroupValues::load(&dir, &g, &index, 6, &crate::progress::Silent),
             Err(Error::MissingDatabase { .. })
         ));
         let _ = std::fs::remove_dir_all(&dir);

@@ -13,10 +13,10 @@ use crate::error::Error;
 use crate::game::Position;
 use crate::game::notation::code_to_base64;
 use crate::index::{GameIndex, PhaseIndex};
-use crate::solve::progress::Reporter;
+use crate::progress::Reporter;
+use crate::published::{FileDigest, Kind, LINES_PER_FILE, file_name, parse_file_name, set_digest, write_line};
 use crate::store::Database;
 use crate::store::file::{io, temp_name};
-use crate::store::published::{FileDigest, Kind, LINES_PER_FILE, file_name, parse_file_name, set_digest, write_line};
 use crate::store::values::ValueFile;
 
 /// What to export.
@@ -306,7 +306,7 @@ pub fn export_bfs(
     out: Option<&Path>,
     reporter: &dyn Reporter,
 ) -> Result<Vec<ExportedFile>, Error> {
-    use crate::solve::bfs::{key_code, key_index};
+    use crate::game::node::{key_code, key_index};
     let mut output = Output { dir: out.map(Path::to_path_buf), current: None, done: Vec::new() };
     let (mut in_file, mut files) = (0u64, 0u64);
     let mut line = String::new();

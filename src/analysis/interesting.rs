@@ -20,12 +20,12 @@
 //! of `verify --deep`); [`naive_phase`] asks a [`Database`] one position at a time, and a
 //! test checks that both agree.
 
+use crate::analysis::verify::{MoveOption, Values, options, sweep};
 use crate::error::Error;
 use crate::game::moves::{Move, Removal};
 use crate::game::{Geometry, Phase, Position};
-use crate::solve::outcome::Outcome;
-use crate::solve::progress::Reporter;
-use crate::solve::verify::{MoveOption, Values, options, sweep};
+use crate::progress::Reporter;
+use crate::record::outcome::Outcome;
 use crate::store::Database;
 
 /// A class of interesting positions.

@@ -23,7 +23,7 @@ use crate::game::forbidden::unmoves_with_node_index;
 use crate::game::moves::is_immediate_win;
 use crate::game::notation::code_to_base64;
 use crate::game::position::Position;
-use crate::solve::retrograde::Val;
+use crate::record::Val;
 
 /// Lines per published file (the last file of a set is shorter).
 pub const LINES_PER_FILE: u64 = 1_000_000;

@@ -1,0 +1,203 @@
+//! The start of a phase group: every position's initial state, the decisions known at
+//! once and the wins through a capture, kept per chunk for the levels to consume.
+
+use super::*;
+
+/// Step 1 of a group: the initial state of every position (in-group moves counted,
+/// captures and suicides summarised). What is already decided, and the wins through a
+/// capture, wait in per-chunk queues. Returns the states, the queues and the largest
+/// distance in them.
+pub(super) fn init_group(
+    geom: &Geometry,
+    index: &GameIndex,
+    group: &Group<'_>,
+    done: &[Finished],
+    rep: &dyn Reporter,
+    label: &str,
+) -> (Vec<AtomicU64>, Vec<ChunkQueue>, usize) {
+    let n = group.len();
+    rep.begin(&format!("{label} init"), n);
+    let mut states: Vec<u64> = vec![0; n as usize];
+    crate::sys::advise_huge_pages(&states);
+    let (queues, last): (Vec<ChunkQueue>, Vec<u32>) = states
+        .par_chunks_mut(CHUNK)
+        .enumerate()
+        .map(|(c, slice)| {
+            let lo = (c * CHUNK) as u64;
+            let mut decided: Vec<(u32, u16)> = Vec::new();
+            let mut ext: Vec<(u32, u16)> = Vec::new();
+            for (k, cell) in slice.iter_mut().enumerate() {
+                let pos = group.position(lo + k as u64);
+                let (st, ev, w) = initial_state(geom, index, done, &pos);
+                *cell = st.0;
+                for (class, d) in ev {
+                    decided.push((d, (k as u16) << 1 | class as u16));
+                }
+                if let Some(w) = w {
+                    ext.push((w, k as u16));
+                }
+            }
+            rep.advance(slice.len() as u64);
+            decided.sort_by_key(|&(d, _)| d);
+            ext.sort_by_key(|&(w, _)| w);
+            let last = decided.iter().chain(&ext).map(|&(d, _)| d).max().unwrap_or(0);
+            let q = ChunkQueue {
+                decided: decided.into_iter().map(|(_, e)| e).collect(),
+                ext: ext.into_iter().map(|(_, k)| k).collect(),
+                next: (0, 0),
+            };
+            (q, last)
+        })
+        .unzip();
+    rep.end();
+    let last = last.into_iter().max().unwrap_or(0) as usize;
+    let states = into_atomic(states);
+    crate::sys::release_free_memory();
+    let queued: usize = queues.iter().map(|q| q.decided.len() + q.ext.len()).sum();
+    rep.note(&format!("{label} init: {queued} decisions and capture wins queued; {}", crate::sys::rss_summary()));
+
+    (states, queues, last)
+}
+
+/// Move `v[at..]` into a vector of its own. The whole vector is moved without a copy; a
+/// tail is copied block by block from the end, giving each block's memory back as soon as
+/// it is copied, so the two never both hold the tail.
+pub(super) fn split_tail(v: &mut Vec<u64>, at: usize) -> Vec<u64> {
+    if at == 0 {
+        return std::mem::take(v);
+    }
+    let mut tail = vec![0u64; v.len() - at];
+    const BLOCK: usize = 1 << 24;
+    while v.len() > at {
+        let start = at.max(v.len().saturating_sub(BLOCK));
+        tail[start - at..v.len() - at].copy_from_slice(&v[start..]);
+        v.truncate(start);
+        v.shrink_to_fit();
+    }
+    tail
+}
+
+/// Positions per init chunk: an offset in the chunk shifted left once (for the value
+/// class) fits in a `u16`.
+pub(super) const CHUNK: usize = 1 << 15;
+
+/// Apply the win through a capture of position `g` if its distance is `level`; false if
+/// its distance is larger (the chunk queue waits for that level).
+#[inline]
+pub(super) fn apply_capture_win(cell: &AtomicU64, g: u64, level: u32, out: &mut Vec<Bucket>) -> bool {
+    let st = State(cell.load(Ordering::Relaxed));
+    debug_assert!(!st.can_lose() && st.ext_win() >= level);
+    if st.ext_win() != level {
+        return false;
+    }
+    let mut emits: Emits = [None, None];
+    let _ = cell.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+        let mut st = State(v);
+        emits = [None, None];
+        if st.gen_val() == 0 {
+            st = st.with_gen(win(level));
+            emits[0] = Some((GEN, level));
+        }
+        if st.s() != 0 && st.spc() == 0 {
+            st = st.with_spc(win(level));
+            emits[1] = Some((SPC, level));
+        }
+        Some(st.0)
+    });
+    for (class, dd) in emits.into_iter().flatten() {
+        push_event(out, dd, event(g, class));
+    }
+    true
+}
+
+/// Append per-chunk buckets to `buckets`, reserving each bucket's growth once.
+pub(super) fn append_buckets(buckets: &mut Vec<Bucket>, parts: Vec<Vec<Bucket>>) {
+    let levels = parts.iter().map(|p| p.len()).max().unwrap_or(0);
+    if buckets.len() < levels {
+        buckets.resize_with(levels, Vec::new);
+    }
+    let mut sizes = vec![0usize; levels];
+    for p in &parts {
+        for (d, b) in p.iter().enumerate() {
+            sizes[d] += b.len();
+        }
+    }
+    for (d, &n) in sizes.iter().enumerate() {
+        buckets[d].reserve_exact(n);
+    }
+    for p in parts {
+        for (d, b) in p.into_iter().enumerate() {
+            buckets[d].extend_from_slice(&b);
+        }
+    }
+}
+
+/// The initial state of a position, the decisions it already allows, and the distance of
+/// its best win through a capture (when above 1; a win in 1 is decided at once).
+pub(super) fn initial_state(
+    geom: &Geometry,
+    index: &GameIndex,
+    done: &[Finished],
+    pos: &Position,
+) -> (State, Vec<(u32, u32)>, Option<u32>) {
+    let list = moves(geom, pos);
+    let (mut u, mut x) = (0u32, 0u32);
+    // In-group moves into an immediate win of the opponent: their child is decided
+    // `Win(1)` without any search, so they are applied here instead of propagated.
+    let mut into_mate = 0u32;
+    let mut ext_win: Option<u32> = None;
+    let mut ext_draw = false;
+    let mut extlose = 0u32;
+    let losing = geom.losing_count();
+    for (i, &m) in list.iter().enumerate() {
+        let r = play(geom, pos, m).expect("listed moves are legal");
+        let opt = match r.removal {
+            Removal::None => {
+                u += 1;
+                x ^= i as u32 + 1;
+                if is_immediate_win(geom, &r.child) {
+                    into_mate |= 1 << i;
+                }
+                continue;
+            }
+            // The child is seen from the other side: its player is the side that lost a piece.
+            Removal::Opponent if r.child.player.count_ones() == losing => Outcome::Win(1),
+            Removal::Own if r.child.opponent.count_ones() == losing => Outcome::Loss(1),
+            _ => finished_option(index, done, &r.child),
+        };
+        match opt {
+            Outcome::Win(k) => ext_win = Some(ext_win.map_or(k, |w| w.min(k))),
+            Outcome::Draw => ext_draw = true,
+            Outcome::Loss(k) => extlose = extlose.max(k),
+        }
+    }
+    let can_lose = ext_win.is_none() && !ext_draw;
+    let mut st = State(
+        (u as u64) << U_SHIFT
+            | (x as u64) << X_SHIFT
+            | if can_lose { CAN_LOSE } else { 0 }
+            | (if can_lose { extlose } else { ext_win.unwrap_or(0) } as u64) << OUTSIDE_SHIFT,
+    );
+    let mut emits = Vec::new();
+    if ext_win == Some(1) {
+        // Every parent applies this win itself (see `into_mate`): nothing to propagate.
+        return (st.with_gen(win(1)), emits, None);
+    }
+    if can_lose {
+        if u == 0 {
+            st = st.with_gen(loss(extlose));
+            emits.push((GEN, extlose));
+        } else if u == 1 {
+            st = st.with_s(x).with_spc(loss(extlose));
+            emits.push((SPC, extlose));
+        }
+    }
+    while into_mate != 0 {
+        let i = into_mate.trailing_zeros() + 1;
+        into_mate &= into_mate - 1;
+        let (next, e) = on_losing_move(st, i, 2);
+        st = next;
+        emits.extend(e.into_iter().flatten());
+    }
+    (st, emits, ext_win)
+}

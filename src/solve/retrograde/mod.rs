@@ -1,0 +1,488 @@
+//! Retrograde analysis, phase group by phase group, with one 64-bit state per position.
+//!
+//! # The model
+//!
+//! A node is a canonical position `P` and a forbidden index `j` (0: nothing forbidden).
+//! Its value is the best option over every move of `P` except move `j`. Forbidden indices
+//! only ever name moves that remove nothing, so captures and suicides are always
+//! available. The key fact: the value of `(P, j)` equals the value of `(P, 0)` unless move
+//! `j` is the *unique* best move of `P`. So a position has a **generic** value (every node
+//! whose forbidden move is not special) and at most one **special** move `s` whose node
+//! `(P, s)` has its own value.
+//!
+//! # The algorithm
+//!
+//! Level-synchronous retrograde analysis with counters. Values are decided in increasing
+//! order of distance. At level `d` the decisions of distance `d` are propagated to the
+//! predecessors:
+//!
+//! * a child node decided `Loss(d)` gives each parent move leading to it a winning option:
+//!   the parent's generic value becomes `Win(d+1)` with that move as the special one; a
+//!   second winning move (at any later level) decides the special node too.
+//! * a child node decided `Win(d)` removes one move from the parent's count `U` of moves
+//!   not yet known to lose (an XOR of their indices tracks which one is left): at `U = 1`
+//!   the node forbidding the last move is lost, at `U = 0` every node is.
+//!
+//! Options through a capture or a suicide lead to finished smaller phases (or end the
+//! game); they are summarised once per position when the group starts. Nothing is
+//! decided twice and every edge is visited at most twice (once per value class of the
+//! child), so a phase costs a small constant number of passes over its edges instead of
+//! one full sweep per distance.
+//!
+//! # Symmetry
+//!
+//! Predecessors are found by unmoves of the canonical child, in the child's frame. A
+//! predecessor with a trivial stabiliser maps each unmove to exactly one of its moves;
+//! a child fixed by a symmetry yields the same parent move once per stabiliser element,
+//! so only the unmove with the smallest predecessor code among those images is kept. A
+//! parent fixed by a symmetry has several moves leading to images of the same child;
+//! for it the moves are found by playing all of its moves (rare: under 1% of positions).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rayon::prelude::*;
+
+use crate::error::Error;
+use crate::game::moves::{Removal, is_immediate_win, move_index, moves, play, transform_move, unmoves};
+use crate::game::symmetry::canonical_code;
+use crate::game::{Geometry, Phase, Position};
+use crate::index::{GameIndex, PhaseIndex};
+use crate::probe::{Records, locate};
+use crate::progress::{Reporter, Silent};
+use crate::record::value::{dist, loss, val_outcome, win};
+use crate::record::{Outcome, Packed, PhaseValues, Record, Val};
+use crate::solve::checkpoint::{self, ChunkQueue};
+use crate::store::phasefile;
+
+/// Settings of a solve.
+#[derive(Clone)]
+pub struct SolveOptions {
+    /// Receives progress.
+    pub reporter: Arc<dyn Reporter>,
+    /// Where finished phases are written and found again (`None`: memory only).
+    pub dir: Option<std::path::PathBuf>,
+    /// Inside a phase group, write a checkpoint of the working state at the first level
+    /// boundary after this much time since the last one (`None`: only finished phases are
+    /// saved). Needs `dir`.
+    pub checkpoint_every: Option<std::time::Duration>,
+    /// When set (by another thread, a signal handler, a test), the solve writes a
+    /// checkpoint at the next level boundary (if `dir` is set) and returns
+    /// [`Error::Interrupted`].
+    pub stop: Option<Arc<std::sync::atomic::AtomicBool>>,
+}
+
+impl Default for SolveOptions {
+    fn default() -> SolveOptions {
+        SolveOptions { reporter: Arc::new(Silent), dir: None, checkpoint_every: None, stop: None }
+    }
+}
+
+impl std::fmt::Debug for SolveOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SolveOptions").finish_non_exhaustive()
+    }
+}
+
+mod init;
+mod propagate;
+mod state;
+
+use init::*;
+use propagate::*;
+use state::*;
+#[cfg(test)]
+mod tests;
+
+/// The solved game: the index and the finished values of every phase.
+#[derive(Clone, Debug)]
+pub struct Solution {
+    geom: Geometry,
+    index: GameIndex,
+    phases: Vec<PhaseValues>,
+}
+
+impl Solution {
+    /// The value of node `(canonical, j)`; `canonical` must be a canonical position of a
+    /// solved phase and `j` its forbidden index: 0, or a move that removes nothing (a
+    /// move that removes a piece can never undo the opponent's move, so no node forbids one).
+    pub fn node(&self, canonical: &Position, j: usize) -> Outcome {
+        let ph = canonical.phase();
+        let idx = self.index.phase(ph).expect("a solved phase").index_of(canonical);
+        self.phase(ph).expect("a solved phase").node(idx, j)
+    }
+
+    /// The values of one phase.
+    pub fn phase(&self, phase: Phase) -> Option<&PhaseValues> {
+        self.phases.iter().find(|p| p.phase() == phase)
+    }
+
+    /// All phases, in solving order.
+    pub fn phases(&self) -> &[PhaseValues] {
+        &self.phases
+    }
+
+    /// The position index.
+    pub fn index(&self) -> &GameIndex {
+        &self.index
+    }
+
+    /// The geometry.
+    pub fn geometry(&self) -> &Geometry {
+        &self.geom
+    }
+
+    /// Load a solved database directory: every phase with at most `max_pieces` pieces,
+    /// each file fully read and its checksum checked.
+    pub fn load(dir: &std::path::Path, geom: &Geometry, max_pieces: u32) -> Result<Solution, Error> {
+        let index = GameIndex::build(geom, max_pieces)?;
+        let mut phases = Vec::new();
+        let mut totals: Vec<u32> = index.phases().iter().map(|p| p.phase().pieces()).collect();
+        totals.dedup();
+        for total in totals {
+            match crate::store::load_group(dir, geom, &index, total, &Silent)? {
+                Some(v) => phases.extend(v),
+                None => {
+                    let p = index.phases().iter().find(|p| p.phase().pieces() == total).expect("a phase of the total");
+                    return Err(Error::MissingDatabase {
+                        path: dir.to_path_buf(),
+                        phase: p.phase().to_string(),
+                        max_pieces: total,
+                    });
+                }
+            }
+        }
+        Ok(Solution { geom: geom.clone(), index, phases })
+    }
+
+    /// Assemble from parts (phases in solving order).
+    pub fn from_parts(geom: Geometry, index: GameIndex, phases: Vec<PhaseValues>) -> Solution {
+        Solution { geom, index, phases }
+    }
+}
+
+impl Records for &Solution {
+    fn locate(&mut self, pos: &Position) -> Result<(Phase, u64), Error> {
+        locate(self.index(), pos)
+    }
+    fn record(&mut self, phase: Phase, idx: u64) -> Result<Record, Error> {
+        let p = self
+            .phase(phase)
+            .ok_or_else(|| Error::InvalidArgument(format!("phase {phase} is not in this solution")))?;
+        Ok(p.record(idx))
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Groups: the phases solved together (same number of pieces; they feed each other).
+
+struct Group<'a> {
+    phases: Vec<&'a PhaseIndex>,
+    offsets: Vec<u64>,
+}
+
+impl<'a> Group<'a> {
+    fn new(phases: Vec<&'a PhaseIndex>) -> Group<'a> {
+        let mut offsets = vec![0];
+        for p in &phases {
+            offsets.push(offsets.last().copied().unwrap_or(0) + p.len());
+        }
+        Group { phases, offsets }
+    }
+
+    fn len(&self) -> u64 {
+        self.offsets[self.phases.len()]
+    }
+
+    #[inline]
+    fn slot_of(&self, phase: Phase) -> usize {
+        self.phases.iter().position(|p| p.phase() == phase).expect("phase in group")
+    }
+
+    #[inline]
+    fn split(&self, g: u64) -> (usize, u64) {
+        let slot = if self.phases.len() == 1 || g < self.offsets[1] { 0 } else { 1 };
+        (slot, g - self.offsets[slot])
+    }
+
+    #[inline]
+    fn position(&self, g: u64) -> Position {
+        let (slot, local) = self.split(g);
+        self.phases[slot].position_at(local)
+    }
+}
+
+/// Solve every phase with at most `max_pieces` pieces, smallest first, keeping every
+/// phase in memory (for small boards and tests; see [`solve_into`] for the real game).
+pub fn solve(geom: &Geometry, max_pieces: u32, opts: &SolveOptions) -> Result<Solution, Error> {
+    let index = GameIndex::build(geom, max_pieces)?;
+    let mut phases = Vec::new();
+    solve_phases(geom, &index, opts, |v| {
+        phases.push(v);
+        Ok(())
+    })?;
+    Ok(Solution { geom: geom.clone(), index, phases })
+}
+
+/// Solve every phase with at most `max_pieces` pieces, handing each finished phase to
+/// `sink` (which may drop it). Phases found in `opts.dir` are loaded instead of solved;
+/// phases solved are written there. Later phases only keep the generic values of earlier
+/// ones (2 bytes per position), so memory is bounded by the largest phase group.
+pub fn solve_into(
+    geom: &Geometry,
+    max_pieces: u32,
+    opts: &SolveOptions,
+    sink: impl FnMut(PhaseValues) -> Result<(), Error>,
+) -> Result<GameIndex, Error> {
+    let index = GameIndex::build(geom, max_pieces)?;
+    solve_phases(geom, &index, opts, sink)?;
+    Ok(index)
+}
+
+/// The generic values of a finished phase, all a later phase needs of it.
+pub(crate) struct Finished {
+    phase: Phase,
+    base: Vec<Val>,
+}
+
+impl Finished {
+    fn of(v: &PhaseValues) -> Finished {
+        Finished { phase: v.phase(), base: v.raw().par_iter().map(|&r| Packed(r).base()).collect() }
+    }
+}
+
+fn solve_phases(
+    geom: &Geometry,
+    index: &GameIndex,
+    opts: &SolveOptions,
+    mut sink: impl FnMut(PhaseValues) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let mut done: Vec<Finished> = Vec::new();
+    let mut totals: Vec<u32> = index.phases().iter().map(|p| p.phase().pieces()).collect();
+    totals.dedup();
+    let last = totals.last().copied();
+    for total in totals {
+        let members: Vec<&PhaseIndex> = index.phases().iter().filter(|p| p.phase().pieces() == total).collect();
+        let mut values = Vec::new();
+        if let Some(dir) = &opts.dir {
+            if let Some(v) = crate::store::load_group(dir, geom, index, total, opts.reporter.as_ref())? {
+                values = v;
+            }
+            if !values.is_empty() && values.len() == members.len() {
+                let names: Vec<String> = members.iter().map(|p| p.phase().to_string()).collect();
+                opts.reporter.note(&format!("{}: finished earlier, loaded from {}", names.join("+"), dir.display()));
+            } else {
+                values.clear();
+            }
+        }
+        if values.is_empty() {
+            // Captures and suicides remove one piece: only the group just below is read.
+            done.retain(|f| f.phase.pieces() + 1 == total);
+            values = solve_group(geom, index, Group::new(members), &done, opts)?;
+            if let Some(dir) = &opts.dir {
+                for v in &values {
+                    phasefile::save(dir, geom, v)?;
+                }
+                let phases: Vec<Phase> = values.iter().map(|v| v.phase()).collect();
+                checkpoint::remove(dir, &phases)?;
+            }
+        }
+        for v in values {
+            if Some(total) != last {
+                done.push(Finished::of(&v));
+            }
+            sink(v)?;
+        }
+    }
+    Ok(())
+}
+
+/// The generic value of a position of a finished phase, as an option for the parent.
+fn finished_option(index: &GameIndex, done: &[Finished], child: &Position) -> Outcome {
+    let ph = child.phase();
+    let idx = index.phase(ph).expect("finished phase indexed").index_of(child);
+    let vals = done.iter().find(|v| v.phase == ph).expect("finished phase solved");
+    val_outcome(vals.base[idx as usize]).parent()
+}
+
+/// Events of one distance: `global index << 1 | class` (a group has under 2^31 positions).
+type Bucket = Vec<u32>;
+
+#[inline]
+fn event(g: u64, class: u32) -> u32 {
+    debug_assert!(g < 1 << 31);
+    (g << 1) as u32 | class
+}
+
+fn push_event(buckets: &mut Vec<Bucket>, d: u32, e: u32) {
+    let d = d as usize;
+    if buckets.len() <= d {
+        buckets.resize_with(d + 1, Vec::new);
+    }
+    buckets[d].push(e);
+}
+
+fn solve_group(
+    geom: &Geometry,
+    index: &GameIndex,
+    group: Group<'_>,
+    done: &[Finished],
+    opts: &SolveOptions,
+) -> Result<Vec<PhaseValues>, Error> {
+    let rep = &*opts.reporter;
+    let n = group.len();
+    let label: Vec<String> = group.phases.iter().map(|p| p.phase().to_string()).collect();
+    let label = label.join("+");
+    let phases: Vec<Phase> = group.phases.iter().map(|p| p.phase()).collect();
+    let resumed = match &opts.dir {
+        Some(dir) => checkpoint::load(dir, geom, &phases, CHUNK, n)?,
+        None => None,
+    };
+    let (states, mut queues, last, mut buckets, mut d) = match resumed {
+        Some(r) => {
+            rep.note(&format!(
+                "{label}: resumed from its checkpoint at level {}; {}",
+                r.level,
+                crate::sys::rss_summary()
+            ));
+            (into_atomic(r.states), r.queues, r.last as usize, r.buckets, r.level as usize)
+        }
+        None => {
+            let (states, queues, last) = init_group(geom, index, &group, done, rep, &label);
+            (states, queues, last, Vec::new(), 0)
+        }
+    };
+    let mut saved = std::time::Instant::now();
+
+    // 2. Levels: at level d, first the wins through a capture at distance d (they come
+    // before any propagation of level d, which only decides distances above d), then every
+    // decision of distance d is propagated.
+    rep.begin(&format!("{label} retrograde"), n);
+    while d <= last || d < buckets.len() {
+        let level = d as u32;
+        if d <= last {
+            let new: Vec<Vec<Bucket>> = queues
+                .par_iter_mut()
+                .enumerate()
+                .with_min_len(64)
+                .fold(Vec::new, |mut out, (c, q)| {
+                    let lo = (c * CHUNK) as u64;
+                    while let Some(&k) = q.ext.get(q.next.1 as usize) {
+                        let g = lo + k as u64;
+                        if apply_capture_win(&states[g as usize], g, level, &mut out) {
+                            q.next.1 += 1;
+                        } else {
+                            break;
+                        }
+                    }
+                    out
+                })
+                .collect();
+            append_buckets(&mut buckets, new);
+        }
+        let mut decided_gen = 0u64;
+        let mut n_events = 0usize;
+        let mut new: Vec<Vec<Bucket>> = Vec::new();
+        if d <= last {
+            // Decisions made at init, from the chunk queues.
+            let part: Vec<(Vec<Bucket>, u64, usize)> = queues
+                .par_iter_mut()
+                .enumerate()
+                .with_min_len(64)
+                .fold(
+                    || (Vec::new(), 0u64, 0usize, Scratch::default()),
+                    |(mut out, mut gen_count, mut count, mut scratch), (c, q)| {
+                        let lo = (c * CHUNK) as u64;
+                        while let Some(&e) = q.decided.get(q.next.0 as usize) {
+                            let (g, class) = (lo + (e >> 1) as u64, (e & 1) as u32);
+                            let st = State(states[g as usize].load(Ordering::Relaxed));
+                            let v = if class == GEN { st.gen_val() } else { st.spc() };
+                            debug_assert!(dist(v) as usize >= d);
+                            if dist(v) as usize != d {
+                                break;
+                            }
+                            q.next.0 += 1;
+                            gen_count += u64::from(class == GEN);
+                            count += 1;
+                            scratch.propagate(geom, &group, &states, g, class, level, &mut out);
+                        }
+                        (out, gen_count, count, scratch)
+                    },
+                )
+                .map(|(out, gen_count, count, _)| (out, gen_count, count))
+                .collect();
+            for (out, gen_count, count) in part {
+                new.push(out);
+                decided_gen += gen_count;
+                n_events += count;
+            }
+        }
+        if d < buckets.len() {
+            let events = std::mem::take(&mut buckets[d]);
+            decided_gen += events.iter().filter(|&&e| e & 1 == GEN).count() as u64;
+            n_events += events.len();
+            new.extend(
+                events
+                    .par_chunks(1024)
+                    .fold(
+                        || (Vec::new(), Scratch::default()),
+                        |(mut out, mut scratch), chunk| {
+                            for &e in chunk {
+                                let (g, class) = ((e >> 1) as u64, e & 1);
+                                scratch.propagate(geom, &group, &states, g, class, level, &mut out);
+                            }
+                            (out, scratch)
+                        },
+                    )
+                    .map(|(out, _)| out)
+                    .collect::<Vec<_>>(),
+            );
+        }
+        let n_new: usize = new.iter().flatten().map(|b| b.len()).sum();
+        append_buckets(&mut buckets, new);
+        if n_events >= 1 << 20 {
+            crate::sys::release_free_memory();
+            rep.note(&format!(
+                "{label} level {d}: {n_events} decisions propagated, {n_new} new; {}",
+                crate::sys::rss_summary()
+            ));
+        }
+        rep.advance(decided_gen);
+        d += 1;
+        let stop = opts.stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed));
+        let more = d <= last || d < buckets.len();
+        if let Some(dir) = &opts.dir
+            && more
+            && (stop || opts.checkpoint_every.is_some_and(|t| saved.elapsed() >= t))
+        {
+            let t = std::time::Instant::now();
+            let path = checkpoint::save(dir, geom, &phases, CHUNK, d as u32, last as u32, &states, &queues, &buckets)?;
+            rep.note(&format!("{label}: checkpoint at level {d} written to {} in {:.1?}", path.display(), t.elapsed()));
+            saved = std::time::Instant::now();
+        }
+        if stop && more {
+            rep.end();
+            return Err(Error::Interrupted { group: label, level: d as u32, saved: opts.dir.is_some() });
+        }
+    }
+    rep.end();
+    drop(queues);
+    drop(buckets);
+
+    // 3. Finish, in place: undecided is draw; a special value equal to the generic one is
+    // no exception.
+    let mut records = from_atomic(states);
+    records.par_iter_mut().for_each(|v| {
+        let st = State(*v);
+        let (g, sp, s) = (st.gen_val(), st.spc(), st.s());
+        *v = if sp == g { g as u64 } else { Packed::new(g, s, sp).0 };
+    });
+    let mut out = Vec::new();
+    for (slot, p) in group.phases.iter().enumerate().rev() {
+        let tail = split_tail(&mut records, group.offsets[slot] as usize);
+        out.push(PhaseValues::from_raw(p.phase(), tail));
+    }
+    out.reverse();
+    rep.note(&format!("{label}: every position decided; {}", crate::sys::rss_summary()));
+    Ok(out)
+}

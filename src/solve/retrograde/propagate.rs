@@ -1,0 +1,195 @@
+//! One level of the retrograde step: the decisions of distance d handed to their
+//! predecessors with compare-and-swap updates of their states.
+
+use super::*;
+
+/// Per-task buffers of [`propagate`], reused from event to event.
+#[derive(Default)]
+pub(super) struct Scratch {
+    found: Vec<(u32, u32)>,
+    slow: Vec<u64>,
+    pending: Vec<(u64, u32)>,
+}
+
+impl Scratch {
+    /// Propagate one decision and queue what it decides in `out`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn propagate(
+        &mut self,
+        geom: &Geometry,
+        group: &Group<'_>,
+        states: &[AtomicU64],
+        g: u64,
+        class: u32,
+        d: u32,
+        out: &mut Vec<Bucket>,
+    ) {
+        self.found.clear();
+        propagate(geom, group, states, g, class, d, &mut self.found, &mut self.slow, &mut self.pending);
+        for &(dd, e) in &self.found {
+            push_event(out, dd, e);
+        }
+    }
+}
+
+/// Propagate the decision of class `class` of position `g` (distance `d`) to the
+/// predecessors inside the group.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn propagate(
+    geom: &Geometry,
+    group: &Group<'_>,
+    states: &[AtomicU64],
+    g: u64,
+    class: u32,
+    d: u32,
+    out: &mut Vec<(u32, u32)>,
+    slow: &mut Vec<u64>,
+    pending: &mut Vec<(u64, u32)>,
+) {
+    let st = State(states[g as usize].load(Ordering::Relaxed));
+    let s = st.s();
+    let v = if class == GEN { st.gen_val() } else { st.spc() };
+    debug_assert!(v != 0 && dist(v) == d, "event of distance {d} has value {v}");
+    let child_wins = v & 1 == 0;
+    let pos = group.position(g);
+    let pred_phase = pos.phase().swapped();
+    let pslot = group.slot_of(pred_phase);
+    let pidx = group.phases[pslot];
+    let poff = group.offsets[pslot];
+    // The predecessors whose node forbids the special move `s` are the images of the
+    // result of move `s`, unless an earlier move also reaches an image of it (then the
+    // node index names that earlier move and no node forbids `s`).
+    let special_target = if s != 0 { special_predecessor(geom, &pos, s as usize) } else { None };
+    if class == SPC && special_target.is_none() {
+        return;
+    }
+    let mut stab = 0u8;
+    let (_, set_syms) = group.phases[group.slot_of(pos.phase())].sets().lookup(pos.player);
+    if set_syms != 1 {
+        for k in 1..8 {
+            if set_syms >> k & 1 != 0 && pos.transformed(geom, k) == pos {
+                stab |= 1 << k;
+            }
+        }
+    }
+    slow.clear();
+    pending.clear();
+    let level = d + 1;
+    unmoves(geom, &pos, |u| {
+        if let Some((inv, code)) = special_target {
+            let p = &u.pred;
+            let special =
+                geom.symmetry_invariant(p.player, p.opponent, p.hole()) == inv && canonical_code(geom, p) == code;
+            if special != (class == SPC) {
+                return;
+            }
+        }
+        // A symmetric child: keep one unmove per image of the predecessor.
+        let mut fixed = false;
+        if stab != 0 {
+            let code = u.pred.code();
+            let mut t = stab;
+            while t != 0 {
+                let k = t.trailing_zeros() as usize;
+                t &= t - 1;
+                let c = u.pred.transformed(geom, k).code();
+                if c < code {
+                    return;
+                }
+                fixed |= c == code;
+            }
+        }
+        let (local, k, symmetric) = pidx.locate(&u.pred);
+        let q = poff + local;
+        if symmetric || fixed {
+            slow.push(q);
+            return;
+        }
+        let canon = u.pred.transformed(geom, k);
+        let i = move_index(geom, &canon, transform_move(geom, k, u.mv)) as u32;
+        prefetch(&states[q as usize]);
+        pending.push((q, i));
+    });
+    for &(q, i) in pending.iter() {
+        update(states, q, i, child_wins, level, out);
+    }
+    if !slow.is_empty() {
+        slow.sort_unstable();
+        slow.dedup();
+        let code = pos.code();
+        for &q in slow.iter() {
+            let qpos = group.position(q);
+            for (i, &m) in moves(geom, &qpos).iter().enumerate() {
+                let r = play(geom, &qpos, m).expect("listed moves are legal");
+                if r.removal == Removal::None && canonical_code(geom, &r.child) == code {
+                    update(states, q, i as u32 + 1, child_wins, level, out);
+                }
+            }
+        }
+    }
+}
+
+/// The symmetry invariant and canonical code of the predecessors whose node forbids move
+/// `s` of `pos`, or `None` if no node does.
+pub(super) fn special_predecessor(geom: &Geometry, pos: &Position, s: usize) -> Option<(u64, u64)> {
+    let list = moves(geom, pos);
+    let r = play(geom, pos, list[s - 1]).expect("listed moves are legal");
+    debug_assert_eq!(r.removal, Removal::None, "a special move removes nothing");
+    let t = r.child;
+    let inv = geom.symmetry_invariant(t.player, t.opponent, t.hole());
+    let mut code = None;
+    for &m in &list[..s - 1] {
+        let Some(r) = play(geom, pos, m) else { continue };
+        let c = r.child;
+        if r.removal != Removal::None || geom.symmetry_invariant(c.player, c.opponent, c.hole()) != inv {
+            continue;
+        }
+        let tc = *code.get_or_insert_with(|| canonical_code(geom, &t));
+        if canonical_code(geom, &c) == tc {
+            return None;
+        }
+    }
+    Some((inv, code.unwrap_or_else(|| canonical_code(geom, &t))))
+}
+
+#[inline]
+pub(super) fn update(states: &[AtomicU64], q: u64, i: u32, child_wins: bool, level: u32, out: &mut Vec<(u32, u32)>) {
+    let cell = &states[q as usize];
+    let st = State(cell.load(Ordering::Relaxed));
+    if st.gen_val() != 0 && (st.s() == 0 || st.spc() != 0) {
+        return; // every node of the parent is decided
+    }
+    let mut emits: Emits = [None, None];
+    let _ = cell.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+        let (st, e) = if child_wins { on_losing_move(State(v), i, level) } else { on_winning_move(State(v), i, level) };
+        emits = e;
+        Some(st.0)
+    });
+    for (class, d) in emits.into_iter().flatten() {
+        out.push((d, event(q, class)));
+    }
+}
+
+/// Ask the memory system for a cache line we will update soon.
+#[inline(always)]
+pub(super) fn prefetch<T>(p: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint; any address is allowed.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p as *const T as *const i8);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+pub(super) fn into_atomic(v: Vec<u64>) -> Vec<AtomicU64> {
+    let mut v = std::mem::ManuallyDrop::new(v);
+    // SAFETY: AtomicU64 has the same size, alignment and bit validity as u64.
+    unsafe { Vec::from_raw_parts(v.as_mut_ptr() as *mut AtomicU64, v.len(), v.capacity()) }
+}
+
+pub(super) fn from_atomic(v: Vec<AtomicU64>) -> Vec<u64> {
+    let mut v = std::mem::ManuallyDrop::new(v);
+    // SAFETY: as in `into_atomic`; we own the only reference.
+    unsafe { Vec::from_raw_parts(v.as_mut_ptr() as *mut u64, v.len(), v.capacity()) }
+}

@@ -1,0 +1,163 @@
+//! Tests of the solver: resumed and stopped solves, and record handling.
+use super::*;
+use std::sync::Mutex;
+
+/// Counts the notes and steps a solve reports.
+#[derive(Default)]
+struct Log(Mutex<Vec<String>>);
+
+impl Reporter for Log {
+    fn begin(&self, label: &str, _: u64) {
+        self.0.lock().unwrap().push(format!("begin {label}"));
+    }
+    fn advance(&self, _: u64) {}
+    fn end(&self) {}
+    fn note(&self, m: &str) {
+        self.0.lock().unwrap().push(format!("note {m}"));
+    }
+}
+
+#[test]
+fn a_resumed_solve_loads_finished_phases_and_ends_identical() {
+    let g = Geometry::new(4, 3).unwrap();
+    let dir = std::env::temp_dir().join(format!("ostledb-resume-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let fresh = solve(&g, 6, &SolveOptions::default()).unwrap();
+    let log = Arc::new(Log::default());
+    let opts = SolveOptions { reporter: log.clone(), dir: Some(dir.clone()), ..SolveOptions::default() };
+    let first = solve(&g, 6, &opts).unwrap();
+    // A solve killed during the last group: its files are missing.
+    std::fs::remove_file(phasefile::phase_file(&dir, Phase::new(3, 3))).unwrap();
+    log.0.lock().unwrap().clear();
+    let resumed = solve(&g, 6, &opts).unwrap();
+    let steps = log.0.lock().unwrap().clone();
+    assert!(steps.iter().any(|s| s.starts_with("note (2,2)")), "{steps:?}");
+    assert!(steps.iter().any(|s| s.starts_with("note (3,2)+(2,3)")), "{steps:?}");
+    assert!(steps.iter().any(|s| s == "begin (3,3) init"), "{steps:?}");
+    assert!(!steps.iter().any(|s| s.starts_with("begin (2,2)")), "{steps:?}");
+    for ((a, b), c) in fresh.phases().iter().zip(first.phases()).zip(resumed.phases()) {
+        assert_eq!(a.raw(), b.raw());
+        assert_eq!(a.raw(), c.raw());
+    }
+    let loaded = Solution::load(&dir, &g, 6).unwrap();
+    assert_eq!(loaded.phases().len(), 4);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Asks a solve to stop after `levels` levels of the group whose label starts with
+/// `group`, and logs the notes.
+struct StopAfter {
+    group: &'static str,
+    levels: usize,
+    seen: std::sync::atomic::AtomicUsize,
+    active: std::sync::atomic::AtomicBool,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    log: Log,
+}
+
+impl StopAfter {
+    fn new(group: &'static str, levels: usize) -> Arc<StopAfter> {
+        Arc::new(StopAfter {
+            group,
+            levels,
+            seen: Default::default(),
+            active: Default::default(),
+            stop: Default::default(),
+            log: Log::default(),
+        })
+    }
+}
+
+impl Reporter for StopAfter {
+    fn begin(&self, label: &str, total: u64) {
+        self.active.store(label.starts_with(self.group) && label.ends_with("retrograde"), Ordering::Relaxed);
+        self.log.begin(label, total);
+    }
+    fn advance(&self, _: u64) {
+        // One call per level in the retrograde step.
+        if self.active.load(Ordering::Relaxed) && self.seen.fetch_add(1, Ordering::Relaxed) + 1 == self.levels {
+            self.stop.store(true, Ordering::Relaxed);
+        }
+    }
+    fn end(&self) {}
+    fn note(&self, m: &str) {
+        self.log.note(m);
+    }
+}
+
+#[test]
+fn a_solve_stopped_inside_a_group_resumes_there_and_ends_identical() {
+    let g = Geometry::new(4, 3).unwrap();
+    let fresh = solve(&g, 6, &SolveOptions::default()).unwrap();
+    for (group, first, second) in [("(3,2)+(2,3)", 1, 4), ("(3,3)", 3, 2), ("(2,2)", 2, 1)] {
+        let dir = std::env::temp_dir().join(format!("ostledb-midgroup-{}-{first}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let run = |levels| {
+            let rep = StopAfter::new(group, levels);
+            let opts = SolveOptions {
+                reporter: rep.clone(),
+                dir: Some(dir.clone()),
+                checkpoint_every: None,
+                stop: Some(rep.stop.clone()),
+            };
+            (solve(&g, 6, &opts), rep.log.0.lock().unwrap().clone())
+        };
+        // Stopped: an error naming the level; the checkpoint is on disk.
+        let (r, _) = run(first);
+        match r {
+            Err(Error::Interrupted { group: gr, level, saved: true }) => {
+                assert_eq!((gr.as_str(), level as usize), (group, first), "{group}");
+            }
+            other => panic!("{group}: expected an interrupted solve, got {other:?}"),
+        }
+        let phases: Vec<Phase> =
+            fresh.phases().iter().map(|p| p.phase()).filter(|p| group.contains(&p.to_string())).collect();
+        assert!(checkpoint::group_file(&dir, &phases).exists(), "{group}");
+        // Resumed, stopped again further on, resumed again to the end.
+        let (r, notes) = run(second);
+        assert!(matches!(r, Err(Error::Interrupted { .. })), "{group}: {r:?}");
+        assert!(
+            notes.iter().any(|n| n.contains(&format!("resumed from its checkpoint at level {first}"))),
+            "{notes:?}"
+        );
+        let (r, notes) = run(usize::MAX);
+        let resumed = r.unwrap();
+        let at = format!("resumed from its checkpoint at level {}", first + second);
+        assert!(notes.iter().any(|n| n.contains(&at)), "{group}: {notes:?}");
+        for (a, b) in fresh.phases().iter().zip(resumed.phases()) {
+            assert_eq!(a.raw(), b.raw(), "{group} {}", a.phase());
+        }
+        assert!(!checkpoint::group_file(&dir, &phases).exists(), "{group}: checkpoint left behind");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[test]
+fn a_stop_without_a_directory_saves_nothing_and_says_so() {
+    let g = Geometry::new(3, 3).unwrap();
+    let rep = StopAfter::new("(2,2)", 1);
+    let opts = SolveOptions { reporter: rep.clone(), stop: Some(rep.stop.clone()), ..SolveOptions::default() };
+    let e = solve(&g, 4, &opts).unwrap_err();
+    assert!(matches!(e, Error::Interrupted { saved: false, .. }), "{e:?}");
+    assert!(e.to_string().contains("nothing saved"), "{e}");
+}
+
+#[test]
+fn split_tail_moves_exactly_the_tail() {
+    for (len, at) in [(0, 0), (5, 0), (5, 5), (5, 2), ((1 << 25) + 3, 7)] {
+        let mut v: Vec<u64> = (0..len as u64).collect();
+        let tail = split_tail(&mut v, at);
+        assert_eq!(v, (0..at as u64).collect::<Vec<_>>());
+        assert_eq!(tail, (at as u64..len as u64).collect::<Vec<_>>());
+    }
+}
+
+#[test]
+fn node_values_follow_the_special_move() {
+    let v = PhaseValues::from_raw(Phase::new(4, 4), vec![win(3) as u64 | (loss(8) as u64) << 16 | 5 << 32, 0]);
+    assert_eq!(v.node(0, 0), Outcome::Win(3));
+    assert_eq!(v.node(0, 5), Outcome::Loss(8));
+    assert_eq!(v.node(0, 4), Outcome::Win(3));
+    assert_eq!(v.node(1, 3), Outcome::Draw);
+    assert_eq!(v.record(0).special, Some((5, Outcome::Loss(8))));
+}

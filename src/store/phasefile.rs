@@ -1,0 +1,348 @@
+//! Finished phases on disk: one file per phase in the database directory, written when
+//! the phase is solved, so that a finished phase is never computed again and a killed
+//! solve resumes after its last finished phase group.
+//!
+//! The byte layout is normative and documented in `schema/FORMAT.md` ("phase value
+//! files"): a 40-byte little-endian header (magic, version, board, phase, count,
+//! checksum) followed by one 8-byte record per position in index order. Files are
+//! written to a temporary name and renamed, so a crash never leaves a half-written file
+//! under the real name. Every read is checked; a damaged file is an
+//! [`Error::Corrupt`], never a panic.
+
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::Error;
+use crate::game::{Geometry, Phase};
+use crate::record::PhaseValues;
+
+/// The first 8 bytes of a phase value file.
+pub const MAGIC: [u8; 8] = *b"OSTLEVAL";
+/// The format version this code writes and reads.
+pub const VERSION: u32 = 1;
+/// Header size in bytes.
+pub const HEADER_LEN: u64 = 40;
+
+/// The file name of a phase inside the database directory, e.g. `phase-4-4.vals`.
+pub fn phase_file(dir: &Path, phase: Phase) -> PathBuf {
+    dir.join(format!("phase-{}-{}.vals", phase.player, phase.opponent))
+}
+
+/// The checksum of the records: a 64-bit multiply-rotate hash over the little-endian
+/// record words (see `schema/FORMAT.md`).
+pub fn checksum(records: &[u64]) -> u64 {
+    let mut c = Checksum::new();
+    c.add(records);
+    c.finish()
+}
+
+/// The checksum of records that arrive in blocks.
+struct Checksum {
+    h: u64,
+    n: u64,
+}
+
+impl Checksum {
+    fn new() -> Checksum {
+        Checksum { h: 0x6f73_746c_6564_6221, n: 0 } // "ostledb!"
+    }
+    fn add(&mut self, records: &[u64]) {
+        for &r in records {
+            self.h = (self.h ^ r).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29);
+        }
+        self.n += records.len() as u64;
+    }
+    fn finish(&self) -> u64 {
+        self.h ^ self.n
+    }
+}
+
+fn io(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |source| Error::Io { path: path.to_path_buf(), source }
+}
+
+fn header(geom: &Geometry, phase: Phase, count: u64, sum: u64) -> [u8; HEADER_LEN as usize] {
+    let mut h = [0u8; HEADER_LEN as usize];
+    h[0..16].copy_from_slice(&crate::store::file::prefix(&MAGIC, VERSION, geom, phase));
+    // 16..24 reserved (zero)
+    h[24..32].copy_from_slice(&count.to_le_bytes());
+    h[32..40].copy_from_slice(&sum.to_le_bytes());
+    h
+}
+
+/// Write the values of one phase (atomically: temporary file, then rename).
+pub fn save(dir: &Path, geom: &Geometry, values: &PhaseValues) -> Result<PathBuf, Error> {
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    let path = phase_file(dir, values.phase());
+    let tmp = path.with_extension("vals.tmp");
+    let records = values.raw();
+    {
+        let f = File::create(&tmp).map_err(io(&tmp))?;
+        let mut w = BufWriter::with_capacity(1 << 20, f);
+        w.write_all(&header(geom, values.phase(), records.len() as u64, checksum(records))).map_err(io(&tmp))?;
+        for chunk in records.chunks(1 << 16) {
+            let bytes: Vec<u8> = chunk.iter().flat_map(|r| r.to_le_bytes()).collect();
+            w.write_all(&bytes).map_err(io(&tmp))?;
+        }
+        let f = w.into_inner().map_err(|e| Error::Io { path: tmp.clone(), source: e.into_error() })?;
+        f.sync_all().map_err(io(&tmp))?;
+    }
+    std::fs::rename(&tmp, &path).map_err(io(&path))?;
+    Ok(path)
+}
+
+/// What a header says.
+struct Header {
+    count: u64,
+    sum: u64,
+}
+
+fn read_header(path: &Path, r: &mut impl Read, geom: &Geometry, phase: Phase, expect: u64) -> Result<Header, Error> {
+    let corrupt = |reason: String| Error::Corrupt { path: path.to_path_buf(), reason };
+    let mut h = [0u8; HEADER_LEN as usize];
+    r.read_exact(&mut h).map_err(|_| corrupt("shorter than its 40-byte header".into()))?;
+    if h[0..8] != MAGIC {
+        return Err(corrupt("not an ostledb phase value file (bad magic bytes)".into()));
+    }
+    let version = u32::from_le_bytes(h[8..12].try_into().expect("4 bytes"));
+    if version != VERSION {
+        return Err(corrupt(format!("format version {version}; this ostledb reads version {VERSION}")));
+    }
+    if (h[12] as u32, h[13] as u32) != (geom.side(), geom.start_pieces()) {
+        return Err(corrupt(format!("made for a {}x{} board with {} pieces a side", h[12], h[12], h[13])));
+    }
+    if (h[14] as u32, h[15] as u32) != (phase.player, phase.opponent) {
+        return Err(corrupt(format!("holds phase ({},{}), expected {phase}", h[14], h[15])));
+    }
+    let count = u64::from_le_bytes(h[24..32].try_into().expect("8 bytes"));
+    if count != expect {
+        return Err(corrupt(format!("holds {count} positions, the phase has {expect}")));
+    }
+    Ok(Header { count, sum: u64::from_le_bytes(h[32..40].try_into().expect("8 bytes")) })
+}
+
+/// Load and check the values of one phase; `Ok(None)` when the file does not exist.
+pub fn load(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> Result<Option<PhaseValues>, Error> {
+    let mut records = Vec::new();
+    let found = read_records(dir, geom, phase, expect, |n, c| {
+        records.reserve_exact(n as usize - records.len());
+        records.extend_from_slice(c)
+    })?;
+    Ok(found.then(|| PhaseValues::from_raw(phase, records)))
+}
+
+/// Load and check only the base values of one phase (2 bytes per position instead of 8):
+/// all a phase one piece larger reads of it. `Ok(None)` when the file does not exist.
+pub fn load_base(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> Result<Option<Vec<u16>>, Error> {
+    let mut base = Vec::new();
+    let found = read_records(dir, geom, phase, expect, |n, c| {
+        base.reserve_exact(n as usize - base.len());
+        base.extend(c.iter().map(|&r| r as u16))
+    })?;
+    Ok(found.then_some(base))
+}
+
+/// Read a phase file in blocks, checking header, length and checksum: `block` gets the
+/// record count and the next records, in order. False when the file does not exist.
+fn read_records(
+    dir: &Path,
+    geom: &Geometry,
+    phase: Phase,
+    expect: u64,
+    mut block: impl FnMut(u64, &[u64]),
+) -> Result<bool, Error> {
+    let path = phase_file(dir, phase);
+    let f = match File::open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(Error::Io { path, source: e }),
+    };
+    let len = f.metadata().map_err(io(&path))?.len();
+    let mut r = BufReader::with_capacity(1 << 20, f);
+    let h = read_header(&path, &mut r, geom, phase, expect)?;
+    if len != HEADER_LEN + 8 * h.count {
+        return Err(Error::Corrupt {
+            path,
+            reason: format!("{len} bytes long, a file of {} positions has {}", h.count, HEADER_LEN + 8 * h.count),
+        });
+    }
+    let mut sum = Checksum::new();
+    let mut buf = vec![0u8; 8 << 16];
+    let mut words = vec![0u64; 1 << 16];
+    let mut left = h.count as usize;
+    while left > 0 {
+        let k = left.min(1 << 16);
+        let bytes = &mut buf[..k * 8];
+        r.read_exact(bytes).map_err(io(&path))?;
+        for (w, b) in words[..k].iter_mut().zip(bytes.chunks_exact(8)) {
+            *w = u64::from_le_bytes(b.try_into().expect("8 bytes"));
+        }
+        sum.add(&words[..k]);
+        block(h.count, &words[..k]);
+        left -= k;
+    }
+    if sum.finish() != h.sum {
+        return Err(Error::Corrupt { path, reason: "checksum mismatch: the records were altered or truncated".into() });
+    }
+    Ok(true)
+}
+
+/// Sequential reading of a phase file in caller-sized pieces, checking header, length
+/// and (at [`RecordReader::finish`]) the checksum.
+pub struct RecordReader {
+    path: PathBuf,
+    r: BufReader<File>,
+    count: u64,
+    left: u64,
+    want: u64,
+    sum: Checksum,
+    bytes: Vec<u8>,
+}
+
+impl RecordReader {
+    /// Open the file of `phase`; `Ok(None)` when it does not exist.
+    pub fn open(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> Result<Option<RecordReader>, Error> {
+        let path = phase_file(dir, phase);
+        let f = match File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::Io { path, source: e }),
+        };
+        let len = f.metadata().map_err(io(&path))?.len();
+        let mut r = BufReader::with_capacity(1 << 22, f);
+        let h = read_header(&path, &mut r, geom, phase, expect)?;
+        if len != HEADER_LEN + 8 * h.count {
+            return Err(Error::Corrupt {
+                path,
+                reason: format!("{len} bytes long, expected {}", HEADER_LEN + 8 * h.count),
+            });
+        }
+        Ok(Some(RecordReader {
+            path,
+            r,
+            count: h.count,
+            left: h.count,
+            want: h.sum,
+            sum: Checksum::new(),
+            bytes: Vec::new(),
+        }))
+    }
+
+    /// The number of records in the file.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// Fill `buf` with the next records.
+    pub fn read(&mut self, buf: &mut [u64]) -> Result<(), Error> {
+        if buf.len() as u64 > self.left {
+            return Err(Error::InvalidArgument(format!(
+                "{}: asked for more records than it holds",
+                self.path.display()
+            )));
+        }
+        self.bytes.resize(buf.len() * 8, 0);
+        self.r.read_exact(&mut self.bytes).map_err(io(&self.path))?;
+        for (w, b) in buf.iter_mut().zip(self.bytes.chunks_exact(8)) {
+            *w = u64::from_le_bytes(b.try_into().expect("8 bytes"));
+        }
+        self.sum.add(buf);
+        self.left -= buf.len() as u64;
+        Ok(())
+    }
+
+    /// Check that every record was read and the checksum matches.
+    pub fn finish(self) -> Result<(), Error> {
+        if self.left != 0 || self.sum.finish() != self.want {
+            return Err(Error::Corrupt {
+                path: self.path,
+                reason: "checksum mismatch: the records were altered or truncated".into(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Random access to one phase file without loading it: a query reads 8 bytes per
+/// position. The header is checked when opening; the checksum only by [`load`].
+pub struct PhaseFile {
+    path: PathBuf,
+    file: File,
+    count: u64,
+}
+
+impl PhaseFile {
+    /// Open the file of `phase`; `Ok(None)` when it does not exist.
+    pub fn open(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> Result<Option<PhaseFile>, Error> {
+        let path = phase_file(dir, phase);
+        let mut file = match File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::Io { path, source: e }),
+        };
+        let h = read_header(&path, &mut file, geom, phase, expect)?;
+        let len = file.metadata().map_err(io(&path))?.len();
+        if len != HEADER_LEN + 8 * h.count {
+            return Err(Error::Corrupt {
+                path,
+                reason: format!("{len} bytes long, expected {}", HEADER_LEN + 8 * h.count),
+            });
+        }
+        Ok(Some(PhaseFile { path, file, count: h.count }))
+    }
+
+    /// The packed record of position `idx` (see [`PhaseValues`]).
+    pub fn record(&mut self, idx: u64) -> Result<u64, Error> {
+        if idx >= self.count {
+            return Err(Error::Corrupt { path: self.path.clone(), reason: format!("no position {idx}") });
+        }
+        let mut b = [0u8; 8];
+        self.file.seek(SeekFrom::Start(HEADER_LEN + 8 * idx)).map_err(io(&self.path))?;
+        self.file.read_exact(&mut b).map_err(io(&self.path))?;
+        Ok(u64::from_le_bytes(b))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tmpdir(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("ostledb-ckpt-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    }
+
+    #[test]
+    fn save_then_load_round_trips_and_damage_is_detected() {
+        let g = Geometry::new(3, 3).unwrap();
+        let ph = Phase::new(2, 2);
+        let vals = PhaseValues::from_raw(ph, (0..1000u64).map(|i| i * 7 % 13).collect());
+        let dir = tmpdir("roundtrip");
+        let path = save(&dir, &g, &vals).unwrap();
+        let back = load(&dir, &g, ph, 1000).unwrap().unwrap();
+        assert_eq!(back.raw(), vals.raw());
+        let base = load_base(&dir, &g, ph, 1000).unwrap().unwrap();
+        assert_eq!(base, vals.raw().iter().map(|&r| r as u16).collect::<Vec<_>>());
+        let mut f = PhaseFile::open(&dir, &g, ph, 1000).unwrap().unwrap();
+        assert_eq!(f.record(999).unwrap(), vals.raw()[999]);
+        assert!(matches!(f.record(1000), Err(Error::Corrupt { .. })));
+        // Wrong expectations are refused.
+        assert!(matches!(load(&dir, &g, ph, 999), Err(Error::Corrupt { .. })));
+        assert!(matches!(load(&dir, &Geometry::new(4, 3).unwrap(), ph, 1000), Err(Error::Corrupt { .. })));
+        // One flipped bit in a record fails the checksum.
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[HEADER_LEN as usize + 17] ^= 4;
+        std::fs::write(&path, &bytes).unwrap();
+        assert!(matches!(load(&dir, &g, ph, 1000), Err(Error::Corrupt { .. })));
+        assert!(matches!(load_base(&dir, &g, ph, 1000), Err(Error::Corrupt { .. })));
+        // Truncation and foreign files are refused.
+        std::fs::write(&path, &bytes[..100]).unwrap();
+        assert!(matches!(load(&dir, &g, ph, 1000), Err(Error::Corrupt { .. })));
+        std::fs::write(&path, b"hello").unwrap();
+        assert!(matches!(load(&dir, &g, ph, 1000), Err(Error::Corrupt { .. })));
+        assert!(load(&dir, &g, Phase::new(3, 3), 5).unwrap().is_none());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
