@@ -1,6 +1,6 @@
 //! The one error type of ostledb.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// A board or move that could not be parsed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,6 +37,16 @@ impl Error {
             e => e,
         }
     }
+}
+
+/// An I/O error on `path` (for `map_err`).
+pub fn io(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |source| Error::Io { path: path.to_path_buf(), source }
+}
+
+/// A damaged-file error.
+pub fn corrupt(path: &Path, reason: impl Into<String>) -> Error {
+    Error::Corrupt { path: path.to_path_buf(), reason: reason.into() }
 }
 
 /// Everything that can go wrong in ostledb.

@@ -313,7 +313,7 @@ pub fn run(args: BenchArgs) -> Result<(), Error> {
         }
     };
     if !args.no_build {
-        std::fs::create_dir_all(&scratch.path).map_err(crate::store::file::io(&scratch.path))?;
+        std::fs::create_dir_all(&scratch.path).map_err(crate::error::io(&scratch.path))?;
     }
 
     // Build (timed), open (timed, RSS measured) and warm up each backend in turn; all stay

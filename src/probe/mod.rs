@@ -137,7 +137,7 @@ pub fn resolve_record(
     let lost = |which: &str, excluded: usize| -> Result<u64, Error> {
         match crate::analysis::verify::best(options.iter().filter(|o| o.index != excluded).map(|o| o.outcome)) {
             v @ Outcome::Loss(_) => Ok(outcome_val(v) as u64),
-            v => Err(crate::store::file::corrupt(
+            v => Err(crate::error::corrupt(
                 file,
                 format!(
                     "{}: its {which} value is stored as a loss, but its moves give {v:?}",

@@ -10,13 +10,14 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use crate::error::Error;
+use crate::error::io;
 use crate::game::Position;
 use crate::game::notation::code_to_base64;
 use crate::index::{GameIndex, PhaseIndex};
 use crate::progress::Reporter;
 use crate::published::{FileDigest, Kind, LINES_PER_FILE, file_name, parse_file_name, set_digest, write_line};
 use crate::store::Database;
-use crate::store::file::{io, temp_name};
+use crate::store::file::temp_name;
 use crate::store::values::ValueFile;
 
 /// What to export.
@@ -281,10 +282,7 @@ pub fn export(
     };
     let (written, done) = written;
     if written != total {
-        return Err(crate::store::file::corrupt(
-            db.path(),
-            format!("{written} positions read, the phases hold {total}"),
-        ));
+        return Err(crate::error::corrupt(db.path(), format!("{written} positions read, the phases hold {total}")));
     }
     let bfs_files = match db.bfs()? {
         Some(b) => export_bfs(geom, b, max, opts.lines_per_file, out, reporter)?,
@@ -413,10 +411,7 @@ fn produce(
             }
             let Some((k, code)) = best else { break };
             if last.is_some_and(|l| l >= code) {
-                return Err(crate::store::file::corrupt(
-                    db.path(),
-                    "the phases' positions are not in ascending code order",
-                ));
+                return Err(crate::error::corrupt(db.path(), "the phases' positions are not in ascending code order"));
             }
             last = Some(code);
             let c = &mut cursors[k];

@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use crate::error::Error;
+use crate::error::io;
 use crate::game::moves::is_immediate_win;
 use crate::game::notation::code_to_base64;
 use crate::game::symmetry::{canonical_code, is_canonical};
@@ -30,7 +31,6 @@ use crate::progress::Reporter;
 use crate::published::{FIELDS, Fields, Kind, file_name, nontrivial_nodes, parse_file_name, parse_line};
 use crate::record::outcome::Outcome;
 use crate::record::{PhaseValues, Record, Val, outcome_val};
-use crate::store::file::io;
 use crate::store::meta::{self, Meta};
 use crate::store::pack::{PackOptions, pack};
 

@@ -13,8 +13,9 @@ use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::error::Error;
+use crate::error::{Error, io};
 use crate::game::{Geometry, Phase};
+use crate::store::file::WordHash;
 
 /// The first 8 bytes of a group checkpoint file.
 pub const MAGIC: [u8; 8] = *b"OSTLEGRP";
@@ -56,61 +57,6 @@ pub(crate) struct Resumed {
 pub fn group_file(dir: &Path, phases: &[Phase]) -> PathBuf {
     let name: Vec<String> = phases.iter().map(|p| format!("{}-{}", p.player, p.opponent)).collect();
     dir.join(format!("group-{}.ckpt", name.join("-")))
-}
-
-fn io(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
-    move |source| Error::Io { path: path.to_path_buf(), source }
-}
-
-/// The checksum: the multiply-rotate hash of the phase value files over the header's first
-/// 56 bytes and then the body, read as little-endian 64-bit words (the body is padded with
-/// zero bytes to a whole word).
-#[derive(Clone, Copy)]
-struct WordHash {
-    h: u64,
-    words: u64,
-    /// Bytes of an unfinished word, and how many.
-    partial: [u8; 8],
-    fill: usize,
-}
-
-impl WordHash {
-    fn new() -> WordHash {
-        WordHash { h: 0x6f73_746c_6564_6221, words: 0, partial: [0; 8], fill: 0 }
-    }
-    #[inline]
-    fn word(&mut self, w: u64) {
-        self.h = (self.h ^ w).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29);
-        self.words += 1;
-    }
-    /// Hash a run of bytes continuing the stream (words may straddle runs).
-    fn bytes(&mut self, mut b: &[u8]) {
-        if self.fill > 0 {
-            let take = (8 - self.fill).min(b.len());
-            self.partial[self.fill..self.fill + take].copy_from_slice(&b[..take]);
-            self.fill += take;
-            b = &b[take..];
-            if self.fill == 8 {
-                self.word(u64::from_le_bytes(self.partial));
-                self.fill = 0;
-            }
-        }
-        let mut words = b.chunks_exact(8);
-        for w in &mut words {
-            self.word(u64::from_le_bytes(w.try_into().expect("8 bytes")));
-        }
-        let rest = words.remainder();
-        self.partial[..rest.len()].copy_from_slice(rest);
-        self.fill = rest.len();
-    }
-    /// Zero bytes still needed to end the stream on a whole word.
-    fn pad_len(&self) -> usize {
-        (8 - self.fill) % 8
-    }
-    fn finish(self) -> u64 {
-        debug_assert_eq!(self.fill, 0, "the stream is padded to a whole word");
-        self.h ^ self.words
-    }
 }
 
 /// Writes bytes and hashes them word by word.

@@ -15,9 +15,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use crate::error::Error;
+use crate::error::{corrupt, io};
 use crate::game::node::Convention;
 use crate::game::{Geometry, Phase};
-use crate::store::file::{check_header, checksum, corrupt, io, le_u32, le_u64, prefix, sync_dir, temp_name};
+use crate::store::file::{check_header, checksum, le_u32, le_u64, prefix, sync_dir, temp_name};
 
 /// The first 8 bytes of a BFS file.
 pub const MAGIC: [u8; 8] = *b"OSTLEBFS";

@@ -103,14 +103,14 @@ impl Database {
         };
         let mpath = dir.join(meta::FILE);
         let geom = Geometry::new(meta.side as u32, meta.start_pieces as u32)
-            .map_err(|e| crate::store::file::corrupt(&mpath, format!("board: {e}")))?;
+            .map_err(|e| crate::error::corrupt(&mpath, format!("board: {e}")))?;
         let index = GameIndex::build(&geom, meta.max_pieces as u32)
-            .map_err(|e| crate::store::file::corrupt(&mpath, format!("phases: {e}")))?;
+            .map_err(|e| crate::error::corrupt(&mpath, format!("phases: {e}")))?;
         let has = backends_of(&meta);
         let backend = match backend {
             Some(b) => b,
             None => Backend::parse(&has[0])
-                .map_err(|_| crate::store::file::corrupt(&mpath, format!("unknown backend `{}`", has[0])))?,
+                .map_err(|_| crate::error::corrupt(&mpath, format!("unknown backend `{}`", has[0])))?,
         };
         backend.require()?;
         if !has.iter().any(|b| b == backend.storage().name() || b == backend.name()) {
@@ -121,18 +121,18 @@ impl Database {
             });
         }
         if index.phases().len() != meta.phases.len() {
-            return Err(crate::store::file::corrupt(&mpath, "the phase list does not match the piece count"));
+            return Err(crate::error::corrupt(&mpath, "the phase list does not match the piece count"));
         }
         let mut slots = HashMap::new();
         for (p, m) in index.phases().iter().zip(&meta.phases) {
             let ph = p.phase();
             if (m.player as u32, m.opponent as u32) != (ph.player, ph.opponent) || m.positions != p.len() {
-                return Err(crate::store::file::corrupt(&mpath, format!("phase {ph}: listed wrongly")));
+                return Err(crate::error::corrupt(&mpath, format!("phase {ph}: listed wrongly")));
             }
             let mut values = ValueFile::open(&dir, &geom, ph, p.len())?;
             values.use_cache(cache.clone(), slots.len() as u32);
             if values.file_len() != m.value_bytes {
-                return Err(crate::store::file::corrupt(
+                return Err(crate::error::corrupt(
                     values.path(),
                     format!("{} bytes, the metadata says {}", values.file_len(), m.value_bytes),
                 ));
@@ -235,14 +235,14 @@ impl Database {
                 if i < p.len() && p.position_at(i).code() == code {
                     Ok((ph, i))
                 } else {
-                    Err(crate::store::file::corrupt(
+                    Err(crate::error::corrupt(
                         &self.dir.join(&self.backend.files(ph)[0]),
                         format!("the key index maps code {code} to position {i}, which holds another position"),
                     ))
                 }
             }
             Some(i) => Ok((ph, i)),
-            None => Err(crate::store::file::corrupt(
+            None => Err(crate::error::corrupt(
                 &self.dir,
                 format!("the {} key index of phase {ph} lacks the position with code {code}", self.backend),
             )),

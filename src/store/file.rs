@@ -5,7 +5,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use crate::error::Error;
+use crate::error::{Error, corrupt, io};
 
 /// The checksum of every file and block of the store: XXH3-64 with seed 0.
 #[inline]
@@ -37,14 +37,74 @@ impl Default for Hasher {
     }
 }
 
-/// An I/O error on `path`.
-pub fn io(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
-    move |source| Error::Io { path: path.to_path_buf(), source }
+/// The checksum of the solver's files (phase files and group checkpoints): a 64-bit
+/// multiply-rotate hash over little-endian 64-bit words, ending with the word count
+/// (`schema/FORMAT.md`). Bytes may arrive in runs of any length; a stream of bytes is
+/// padded with zero bytes to a whole word before [`WordHash::finish`].
+#[derive(Clone, Copy, Debug)]
+pub struct WordHash {
+    h: u64,
+    words: u64,
+    /// Bytes of an unfinished word, and how many.
+    partial: [u8; 8],
+    fill: usize,
 }
 
-/// A damaged-file error.
-pub fn corrupt(path: &Path, reason: impl Into<String>) -> Error {
-    Error::Corrupt { path: path.to_path_buf(), reason: reason.into() }
+impl WordHash {
+    /// An empty stream.
+    pub fn new() -> WordHash {
+        WordHash { h: 0x6f73_746c_6564_6221, words: 0, partial: [0; 8], fill: 0 }
+    }
+    /// Hash one word.
+    #[inline]
+    pub fn word(&mut self, w: u64) {
+        self.h = (self.h ^ w).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29);
+        self.words += 1;
+    }
+    /// Hash words (a whole-word stream: no bytes pending).
+    #[inline]
+    pub fn words(&mut self, words: &[u64]) {
+        debug_assert_eq!(self.fill, 0);
+        for &w in words {
+            self.word(w);
+        }
+    }
+
+    /// Hash a run of bytes continuing the stream (words may straddle runs).
+    pub fn bytes(&mut self, mut b: &[u8]) {
+        if self.fill > 0 {
+            let take = (8 - self.fill).min(b.len());
+            self.partial[self.fill..self.fill + take].copy_from_slice(&b[..take]);
+            self.fill += take;
+            b = &b[take..];
+            if self.fill == 8 {
+                self.word(u64::from_le_bytes(self.partial));
+                self.fill = 0;
+            }
+        }
+        let mut words = b.chunks_exact(8);
+        for w in &mut words {
+            self.word(u64::from_le_bytes(w.try_into().expect("8 bytes")));
+        }
+        let rest = words.remainder();
+        self.partial[..rest.len()].copy_from_slice(rest);
+        self.fill = rest.len();
+    }
+    /// Zero bytes still needed to end the stream on a whole word.
+    pub fn pad_len(&self) -> usize {
+        (8 - self.fill) % 8
+    }
+    /// The checksum of the words hashed.
+    pub fn finish(self) -> u64 {
+        debug_assert_eq!(self.fill, 0, "the stream is padded to a whole word");
+        self.h ^ self.words
+    }
+}
+
+impl Default for WordHash {
+    fn default() -> WordHash {
+        WordHash::new()
+    }
 }
 
 /// The first 16 bytes every ostledb file begins with: 8 magic bytes, the format version

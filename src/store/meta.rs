@@ -9,7 +9,8 @@
 use std::path::Path;
 
 use crate::error::Error;
-use crate::store::file::{checksum, corrupt, io, le_u32, le_u64, write_atomic};
+use crate::error::{corrupt, io};
+use crate::store::file::{checksum, le_u32, le_u64, write_atomic};
 
 /// The file name of the metadata inside the database directory.
 pub const FILE: &str = "ostledb.meta";

@@ -13,9 +13,10 @@ use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use crate::error::Error;
+use crate::error::{Error, io};
 use crate::game::{Geometry, Phase};
 use crate::record::PhaseValues;
+use crate::store::file::WordHash;
 
 /// The first 8 bytes of a phase value file.
 pub const MAGIC: [u8; 8] = *b"OSTLEVAL";
@@ -32,34 +33,9 @@ pub fn phase_file(dir: &Path, phase: Phase) -> PathBuf {
 /// The checksum of the records: a 64-bit multiply-rotate hash over the little-endian
 /// record words (see `schema/FORMAT.md`).
 pub fn checksum(records: &[u64]) -> u64 {
-    let mut c = Checksum::new();
-    c.add(records);
+    let mut c = WordHash::new();
+    c.words(records);
     c.finish()
-}
-
-/// The checksum of records that arrive in blocks.
-struct Checksum {
-    h: u64,
-    n: u64,
-}
-
-impl Checksum {
-    fn new() -> Checksum {
-        Checksum { h: 0x6f73_746c_6564_6221, n: 0 } // "ostledb!"
-    }
-    fn add(&mut self, records: &[u64]) {
-        for &r in records {
-            self.h = (self.h ^ r).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29);
-        }
-        self.n += records.len() as u64;
-    }
-    fn finish(&self) -> u64 {
-        self.h ^ self.n
-    }
-}
-
-fn io(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
-    move |source| Error::Io { path: path.to_path_buf(), source }
 }
 
 fn header(geom: &Geometry, phase: Phase, count: u64, sum: u64) -> [u8; HEADER_LEN as usize] {
@@ -167,7 +143,7 @@ fn read_records(
             reason: format!("{len} bytes long, a file of {} positions has {}", h.count, HEADER_LEN + 8 * h.count),
         });
     }
-    let mut sum = Checksum::new();
+    let mut sum = WordHash::new();
     let mut buf = vec![0u8; 8 << 16];
     let mut words = vec![0u64; 1 << 16];
     let mut left = h.count as usize;
@@ -178,7 +154,7 @@ fn read_records(
         for (w, b) in words[..k].iter_mut().zip(bytes.chunks_exact(8)) {
             *w = u64::from_le_bytes(b.try_into().expect("8 bytes"));
         }
-        sum.add(&words[..k]);
+        sum.words(&words[..k]);
         block(h.count, &words[..k]);
         left -= k;
     }
@@ -196,7 +172,7 @@ pub struct RecordReader {
     count: u64,
     left: u64,
     want: u64,
-    sum: Checksum,
+    sum: WordHash,
     bytes: Vec<u8>,
 }
 
@@ -224,7 +200,7 @@ impl RecordReader {
             count: h.count,
             left: h.count,
             want: h.sum,
-            sum: Checksum::new(),
+            sum: WordHash::new(),
             bytes: Vec::new(),
         }))
     }
@@ -247,7 +223,7 @@ impl RecordReader {
         for (w, b) in buf.iter_mut().zip(self.bytes.chunks_exact(8)) {
             *w = u64::from_le_bytes(b.try_into().expect("8 bytes"));
         }
-        self.sum.add(buf);
+        self.sum.words(buf);
         self.left -= buf.len() as u64;
         Ok(())
     }

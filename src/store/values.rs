@@ -34,12 +34,11 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use crate::error::Error;
+use crate::error::{corrupt, io};
 use crate::game::{Geometry, Phase};
 use crate::record::PhaseValues;
 use crate::store::cache::{BlockCache, DEFAULT_CACHE_BYTES, Decoded};
-use crate::store::file::{
-    check_header, checksum, corrupt, header_version, io, le_u32, le_u64, prefix, sync_dir, temp_name,
-};
+use crate::store::file::{check_header, checksum, header_version, le_u32, le_u64, prefix, sync_dir, temp_name};
 
 /// The first 8 bytes of a value file.
 pub const MAGIC: [u8; 8] = *b"OSTLEVZB";

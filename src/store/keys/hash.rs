@@ -19,8 +19,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::error::Error;
+use crate::error::{corrupt, io};
 use crate::index::PhaseIndex;
-use crate::store::file::{Hasher, checksum, corrupt, io, le_u32, le_u64, prefix, write_atomic};
+use crate::store::file::{Hasher, checksum, le_u32, le_u64, prefix, write_atomic};
 
 use super::mphf::Mphf;
 use super::{Backend, INTERLEAVE, KeyIndex, check_batch, keyfile, prefetch};

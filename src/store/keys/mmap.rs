@@ -6,8 +6,8 @@
 use std::path::Path;
 
 use crate::error::Error;
+use crate::error::io;
 use crate::index::PhaseIndex;
-use crate::store::file::io;
 
 use super::keyfile::{self, HEADER_LEN};
 use super::{Backend, INTERLEAVE, KeyIndex, check_batch, lockstep_search};
@@ -32,7 +32,7 @@ impl Mmap {
         // the map do not change while it lives.
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io(&path))?;
         if map.len() as u64 != keyfile::file_len(header.count) {
-            return Err(crate::store::file::corrupt(&path, "the file changed size while it was opened"));
+            return Err(crate::error::corrupt(&path, "the file changed size while it was opened"));
         }
         Ok(Mmap { map, n: header.count })
     }

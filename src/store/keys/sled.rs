@@ -21,8 +21,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::Error;
+use crate::error::corrupt;
 use crate::index::PhaseIndex;
-use crate::store::file::corrupt;
 
 use super::{Backend, KeyIndex, keyfile};
 
