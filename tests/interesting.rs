@@ -3,12 +3,12 @@
 //! phase of a small board.
 
 use ostledb::analysis::interesting::{Class, naive_phase, sweep_phase};
-use ostledb::analysis::verify::GroupValues;
 use ostledb::game::Geometry;
 use ostledb::progress::Silent;
 use ostledb::solve::SolveOptions;
 use ostledb::solve::retrograde::solve_into;
 use ostledb::store::Database;
+use ostledb::store::group::GroupValues;
 use ostledb::store::pack::{PackOptions, pack};
 use ostledb::store::values::WriteOptions;
 
@@ -31,7 +31,7 @@ fn the_sweep_agrees_with_the_naive_count_on_every_phase_of_the_4x4_board() {
     for pieces in 4..=6 {
         let vals = GroupValues::load(&dir, &g, &index, pieces, &ostledb::progress::Silent).unwrap();
         for ph in vals.phases() {
-            let fast = sweep_phase(&g, &vals, ph, 4, &Silent);
+            let fast = sweep_phase(&g, &vals.records(), ph, 4, &Silent);
             let naive = naive_phase(&db, ph, 4).unwrap();
             assert_eq!(fast, naive, "{ph}");
             assert_eq!(fast.positions, index.phase(ph).unwrap().len());

@@ -57,7 +57,7 @@ fn analysis_agrees_with_the_solution_for_every_node() {
                     let (v, plies) = Verdict::of(a.checkmate, want);
                     assert_eq!((a.verdict, a.plies), (v, plies));
                     // The same moves and values as the solution, best first.
-                    let mut expect = move_values(&g, &mut &sol, &pos).unwrap();
+                    let mut expect = move_values(&g, &sol, &pos).unwrap();
                     assert_eq!(a.moves.len(), expect.len());
                     for w in a.moves.windows(2) {
                         assert!(!w[1].outcome.better_than(w[0].outcome), "not best first");

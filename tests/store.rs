@@ -9,7 +9,7 @@ use ostledb::Error;
 use ostledb::game::Geometry;
 use ostledb::game::forbidden::node_exists;
 use ostledb::game::symmetry::canonical;
-use ostledb::probe::{move_values, position_value};
+use ostledb::probe::{move_values, node_value};
 use ostledb::record::Outcome;
 use ostledb::solve::SolveOptions;
 use ostledb::solve::retrograde::{Solution, solve, solve_into};
@@ -46,7 +46,6 @@ fn oracle(geom: &Geometry, max: u32) -> Solution {
 /// move valued exactly as the in-memory solution says.
 fn check_against(db: &Database, sol: &Solution, sample_every: u64) {
     let g = db.geometry().clone();
-    let mut sol_ref = sol;
     let mut dropped = 0u64;
     for p in sol.index().phases() {
         let ph = p.phase();
@@ -68,10 +67,10 @@ fn check_against(db: &Database, sol: &Solution, sample_every: u64) {
                 }
                 (a, b) => assert_eq!(a, b, "{ph} #{i}"),
             }
-            let want = position_value(&g, &mut sol_ref, &pos, 0).unwrap();
+            let want = node_value(&g, sol, &pos, 0).unwrap();
             assert_eq!(db.probe(&image, None).unwrap(), want, "{ph} #{i}");
             if i % sample_every == 0 {
-                assert_eq!(db.moves(&image).unwrap(), move_values(&g, &mut sol_ref, &image).unwrap());
+                assert_eq!(db.moves(&image).unwrap(), move_values(&g, sol, &image).unwrap());
             }
         }
         if db.backend() != Backend::Hash {
@@ -251,12 +250,11 @@ fn open_check_answer(dir: &Path, backend: Backend, sol: &Solution) -> Result<(),
         }
     }
     let g = db.geometry().clone();
-    let mut s = sol;
     for p in sol.index().phases() {
         for i in 0..p.len() {
             let pos = p.position_at(i);
             let got = db.probe(&pos, None)?;
-            assert_eq!(got, position_value(&g, &mut s, &pos, 0).unwrap(), "a wrong answer from a damaged database");
+            assert_eq!(got, node_value(&g, sol, &pos, 0).unwrap(), "a wrong answer from a damaged database");
         }
     }
     Ok(())
@@ -495,7 +493,8 @@ fn stored_bfs_answers_as_the_search_in_memory() {
 #[test]
 fn elided_loss_distances_come_back_exact() {
     use ostledb::record::outcome_val;
-    use ostledb::store::values::{ELIDED_LOSS, ValueFile, file_name, write_values};
+    use ostledb::record::{ELIDED_LOSS, Packed};
+    use ostledb::store::values::{ValueFile, file_name, write_values};
     let g = Geometry::new(4, 3).unwrap();
     let sol = oracle(&g, 6);
     let (elided, kept) = (tmpdir("elided"), tmpdir("kept"));
@@ -526,7 +525,7 @@ fn elided_loss_distances_come_back_exact() {
             }
             if let Outcome::Loss(_) = want.base {
                 losses += 1;
-                assert_eq!(stored.raw()[i as usize] as u16, ELIDED_LOSS, "{ph} #{i}: stored without its distance");
+                assert_eq!(stored.packed(i).base(), ELIDED_LOSS, "{ph} #{i}: stored without its distance");
             }
         }
         assert!(losses > 0, "{ph} has losses to resolve");
@@ -548,7 +547,7 @@ fn elided_loss_distances_come_back_exact() {
         .find(|&i| matches!(sol.phase(ph).unwrap().record(i).base, Outcome::Win(n) if n > 1))
         .expect("a win");
     let r = &mut records.raw_mut()[i as usize];
-    *r = *r & !0xffff | ELIDED_LOSS as u64;
+    *r = Packed(*r).with_base(ELIDED_LOSS).0;
     write_values(&elided, &g, &records, WriteOptions { block: 256, level: 3, ..WriteOptions::default() }).unwrap();
     assert!(elided.join(file_name(ph)).is_file());
     let db = Database::open(&elided).unwrap();

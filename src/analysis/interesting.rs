@@ -20,12 +20,13 @@
 //! of `verify --deep`); [`naive_phase`] asks a [`Database`] one position at a time, and a
 //! test checks that both agree.
 
-use crate::analysis::verify::{MoveOption, Values, options, sweep};
+use crate::analysis::verify::sweep;
 use crate::error::Error;
 use crate::game::moves::{Move, Removal};
 use crate::game::{Geometry, Phase, Position};
+use crate::probe::{MoveValue, RecordSource, move_values_unless_capture_wins};
 use crate::progress::Reporter;
-use crate::record::outcome::Outcome;
+use crate::record::Outcome;
 use crate::store::Database;
 
 /// A class of interesting positions.
@@ -71,37 +72,20 @@ impl std::str::FromStr for Class {
     }
 }
 
-/// One move as the classes see it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Choice {
-    /// The move.
-    pub mv: Move,
-    /// What it removes.
-    pub removal: Removal,
-    /// Its value for the mover.
-    pub outcome: Outcome,
-}
-
-impl From<&MoveOption> for Choice {
-    fn from(o: &MoveOption) -> Choice {
-        Choice { mv: o.mv, removal: o.removal, outcome: o.outcome }
-    }
-}
-
 /// Which classes a position is in: `(class, strict, fastest)` per class, where `strict`
 /// is the definition of the module documentation and `fastest` its weaker reading (for
 /// `DrawNoCapture` both are the same).
-pub fn classify(value: Outcome, moves: &[Choice]) -> [(Class, bool, bool); 3] {
-    let wins = |c: &&Choice| matches!(c.outcome, Outcome::Win(_));
-    let is_hole = |c: &Choice| matches!(c.mv, Move::Hole { .. });
+pub fn classify(value: Outcome, moves: &[MoveValue]) -> [(Class, bool, bool); 3] {
+    let wins = |c: &&MoveValue| matches!(c.outcome, Outcome::Win(_));
+    let is_hole = |c: &MoveValue| matches!(c.mv, Move::Hole { .. });
     let captures = || moves.iter().filter(|c| c.removal == Removal::Opponent);
     let draw_no_capture = value == Outcome::Draw
         && captures().next().is_some()
         && captures().all(|c| matches!(c.outcome, Outcome::Loss(_)));
     let (mut sac, mut hole, mut sac_fast, mut hole_fast) = (false, false, false, false);
     if let Outcome::Win(_) = value {
-        let winning: Vec<&Choice> = moves.iter().filter(wins).collect();
-        let fastest: Vec<&Choice> = moves.iter().filter(|c| c.outcome == value).collect();
+        let winning: Vec<&MoveValue> = moves.iter().filter(wins).collect();
+        let fastest: Vec<&MoveValue> = moves.iter().filter(|c| c.outcome == value).collect();
         sac = !winning.is_empty() && winning.iter().all(|c| c.removal == Removal::Own);
         hole = !winning.is_empty() && winning.iter().all(|c| is_hole(c));
         sac_fast = !fastest.is_empty() && fastest.iter().all(|c| c.removal == Removal::Own);
@@ -122,7 +106,7 @@ pub struct Example {
     /// Its value (base node).
     pub value: Outcome,
     /// Its moves, in move-list order.
-    pub moves: Vec<Choice>,
+    pub moves: Vec<MoveValue>,
 }
 
 /// The counts of one class in one phase.
@@ -146,7 +130,7 @@ pub struct PhaseCounts {
 }
 
 impl PhaseCounts {
-    fn add(&mut self, pos: &Position, value: Outcome, moves: &[Choice], list: usize) {
+    fn add(&mut self, pos: &Position, value: Outcome, moves: &[MoveValue], list: usize) {
         self.positions += 1;
         for (k, (_, strict, fast)) in classify(value, moves).into_iter().enumerate() {
             let c = &mut self.classes[k];
@@ -173,11 +157,11 @@ impl PhaseCounts {
 }
 
 /// Count the classes over every position of `phase` in parallel, from loaded values (the
-/// phase's group in full and the group below as base values: [`super::verify::GroupValues`]),
+/// phase's group in full and the group below as base values: [`crate::store::group::GroupValues`]),
 /// keeping up to `list` examples per class. A position's value is its stored base value.
 pub fn sweep_phase(
     geom: &Geometry,
-    sol: &impl Values,
+    sol: &(impl RecordSource + Sync),
     phase: Phase,
     list: usize,
     reporter: &dyn Reporter,
@@ -187,13 +171,12 @@ pub fn sweep_phase(
         phase,
         &format!("interesting {phase}"),
         reporter,
-        |acc: &mut PhaseCounts, pos, i| match options(geom, sol, pos) {
-            // An immediate win: in no class.
-            None => acc.positions += 1,
-            Some(opts) => {
-                let value = sol.record(phase, i).base;
-                let moves: Vec<Choice> = opts.iter().map(Choice::from).collect();
-                acc.add(pos, value, &moves, list);
+        |acc: &mut PhaseCounts, pos, i| {
+            // An immediate win is in no class; so is a position whose records cannot be
+            // read (only a damaged source: `verify --deep` reports those).
+            match (move_values_unless_capture_wins(geom, sol, pos), sol.record(phase, i)) {
+                (Ok(Some(moves)), Ok(rec)) => acc.add(pos, rec.base, &moves, list),
+                _ => acc.positions += 1,
             }
         },
         |total, part| total.merge(part, list),
@@ -209,20 +192,7 @@ pub fn naive_phase(db: &Database, phase: Phase, list: usize) -> Result<PhaseCoun
     for i in 0..index.len() {
         let pos = index.position_at(i);
         let value = db.probe(&pos, None)?;
-        let moves: Vec<Choice> = db
-            .moves(&pos)?
-            .into_iter()
-            .map(|m| Choice {
-                mv: m.mv,
-                removal: match m.removes {
-                    "own" => Removal::Own,
-                    "opponent" => Removal::Opponent,
-                    _ => Removal::None,
-                },
-                outcome: m.outcome,
-            })
-            .collect();
-        out.add(&pos, value, &moves, list);
+        out.add(&pos, value, &db.moves(&pos)?, list);
     }
     Ok(out)
 }

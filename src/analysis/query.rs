@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::error::Error;
 use crate::game::forbidden::forbidden_move;
-use crate::game::moves::{Move, is_immediate_win, moves, play, transform_move};
+use crate::game::moves::{Move, Removal, is_immediate_win, moves, play, transform_move};
 use crate::game::notation::{code_to_base64, format_board, format_move};
 use crate::game::{Geometry, Position};
 use crate::record::outcome::Outcome;
@@ -132,10 +132,10 @@ fn ends_game(g: &Geometry, child: &Position) -> bool {
     child.player.count_ones() < g.min_pieces() || child.opponent.count_ones() < g.min_pieces()
 }
 
-fn move_text(removes: &str, o: Outcome) -> String {
-    match (removes, o) {
-        ("opponent", Outcome::Win(1)) => "wins at once (captures the opponent's second piece)".to_string(),
-        ("own", Outcome::Loss(1)) => "loses at once (drops its own second piece)".to_string(),
+fn move_text(removal: Removal, o: Outcome) -> String {
+    match (removal, o) {
+        (Removal::Opponent, Outcome::Win(1)) => "wins at once (captures the opponent's second piece)".to_string(),
+        (Removal::Own, Outcome::Loss(1)) => "loses at once (drops its own second piece)".to_string(),
         _ => o.describe(),
     }
 }
@@ -163,8 +163,8 @@ impl Database {
                     verdict,
                     plies,
                     outcome: v.outcome,
-                    text: move_text(v.removes, v.outcome),
-                    removes: v.removes,
+                    text: move_text(v.removal, v.outcome),
+                    removes: v.removal.name(),
                     forbidden: !allowed(v.mv),
                     best: false,
                 }

@@ -16,105 +16,13 @@
 
 use rayon::prelude::*;
 
-use std::path::Path;
-
-use crate::error::Error;
-use crate::game::forbidden::ChildTable;
-use crate::game::moves::{Move, Removal, moves, play};
-use crate::game::symmetry::{canonical, canonical_code};
+use crate::game::forbidden::node_exists;
+use crate::game::moves::Removal;
+use crate::game::notation::format_board;
 use crate::game::{Geometry, Phase, Position};
-use crate::index::GameIndex;
+use crate::probe::{MoveValue, RecordSource, best, move_values_unless_capture_wins};
 use crate::progress::Reporter;
-use crate::record::outcome::Outcome;
-use crate::record::{PhaseValues, Record, val_outcome};
-use crate::solve::Solution;
-
-/// Where the verifier reads stored values: full records of the phases being checked and
-/// of their group, and base values of the phases one piece smaller (all a capture or a
-/// suicide leads to).
-pub trait Values: Sync {
-    /// The position index.
-    fn index(&self) -> &GameIndex;
-    /// The full record of position `idx` of `phase`.
-    fn record(&self, phase: Phase, idx: u64) -> Record;
-    /// The base value of position `idx` of `phase`.
-    fn base(&self, phase: Phase, idx: u64) -> Outcome;
-}
-
-impl Values for Solution {
-    fn index(&self) -> &GameIndex {
-        Solution::index(self)
-    }
-    fn record(&self, phase: Phase, idx: u64) -> Record {
-        self.phase(phase).expect("phase solved").record(idx)
-    }
-    fn base(&self, phase: Phase, idx: u64) -> Outcome {
-        self.phase(phase).expect("phase solved").record(idx).base
-    }
-}
-
-/// The values that checking one phase group needs, and no more: the group's records (8
-/// bytes per position) and the base values of the group one piece smaller (2 bytes). For
-/// (5,5) that is 14.4 GB instead of the 22 GB of the whole game.
-pub struct GroupValues<'a> {
-    index: &'a GameIndex,
-    full: Vec<PhaseValues>,
-    lower: Vec<(Phase, Vec<u16>)>,
-}
-
-impl<'a> GroupValues<'a> {
-    /// Load, from a database directory, the phases with `pieces` pieces in full and those
-    /// with one piece less as base values (every file's checksum is checked, elided loss
-    /// distances resolved: see [`crate::store::load_group`]).
-    pub fn load(
-        dir: &Path,
-        geom: &Geometry,
-        index: &'a GameIndex,
-        pieces: u32,
-        reporter: &dyn Reporter,
-    ) -> Result<GroupValues<'a>, Error> {
-        let missing = |n: u32| Error::MissingDatabase {
-            path: dir.to_path_buf(),
-            phase: index
-                .phases()
-                .iter()
-                .filter(|p| p.phase().pieces() == n)
-                .map(|p| p.phase().to_string())
-                .collect::<Vec<_>>()
-                .join("+"),
-            max_pieces: n,
-        };
-        let lower = if index.phases().iter().any(|p| p.phase().pieces() + 1 == pieces) {
-            let group =
-                crate::store::load_group(dir, geom, index, pieces - 1, reporter)?.ok_or_else(|| missing(pieces - 1))?;
-            group.into_iter().map(|v| (v.phase(), v.raw().iter().map(|&r| r as u16).collect())).collect()
-        } else {
-            Vec::new()
-        };
-        let full = crate::store::load_group(dir, geom, index, pieces, reporter)?.ok_or_else(|| missing(pieces))?;
-        Ok(GroupValues { index, full, lower })
-    }
-
-    /// The phases checked with these values.
-    pub fn phases(&self) -> Vec<Phase> {
-        self.full.iter().map(|p| p.phase()).collect()
-    }
-}
-
-impl Values for GroupValues<'_> {
-    fn index(&self) -> &GameIndex {
-        self.index
-    }
-    fn record(&self, phase: Phase, idx: u64) -> Record {
-        self.full.iter().find(|p| p.phase() == phase).expect("phase of the group").record(idx)
-    }
-    fn base(&self, phase: Phase, idx: u64) -> Outcome {
-        match self.lower.iter().find(|l| l.0 == phase) {
-            Some((_, b)) => val_outcome(b[idx as usize]),
-            None => self.record(phase, idx).base,
-        }
-    }
-}
+use crate::record::Outcome;
 
 /// What a verification found.
 #[derive(Clone, Debug, Default, serde::Serialize)]
@@ -127,125 +35,51 @@ pub struct VerifyReport {
     pub examples: Vec<String>,
 }
 
-/// The value of the node a move of `parent` (whose canonical code is `target`) leads to
-/// (a move that removes nothing), from the solution: the child's canonical form and its
-/// forbidden index, computed by playing the child's moves.
-fn child_node_value(geom: &Geometry, sol: &impl Values, target: u64, child: &Position) -> Outcome {
-    // The index straight from the child as played (one canonicalisation, inside locate);
-    // the canonical form itself is needed only when the child has a special move.
-    let ph = child.phase();
-    let idx = sol.index().phase(ph).expect("phase indexed").index_of(child);
-    let rec = sol.record(ph, idx);
-    let Some((s, spc)) = rec.special else { return rec.base };
-    let (c, _) = canonical(geom, child);
-    // Is the child's forbidden index s? Only if its move s reaches an image of `parent`
-    // and no earlier move does.
-    let list = moves(geom, &c);
-    let Some(r) = play(geom, &c, list[s as usize - 1]) else { return rec.base };
-    if r.removal != Removal::None || canonical_code(geom, &r.child) != target {
-        return rec.base;
-    }
-    let table = ChildTable::new(geom, &c);
-    // `parent`'s image in the child's frame is reached by move s; find the first such move.
-    if table.node_index_of_pred(geom, &r.child, Some(s as usize)) == s as usize { spc } else { rec.base }
-}
-
-/// One move of a position with its value for the mover (see [`options`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct MoveOption {
-    /// 1-based index in the position's move list.
-    pub index: usize,
-    /// The move.
-    pub mv: Move,
-    /// What it removes.
-    pub removal: Removal,
-    /// The value of the node it leads to, for the mover.
-    pub outcome: Outcome,
-}
-
-/// The options of every move of `pos` (nothing forbidden), valued from `sol`; `None`
-/// when a move wins at once by a capture (found by playing the moves, not by the solver's
-/// bit-parallel capture test): that is the best any node can do, so no child is looked up.
-/// Shared by `verify --deep` and the `interesting` sweep.
-pub fn options(geom: &Geometry, sol: &impl Values, pos: &Position) -> Option<Vec<MoveOption>> {
-    let losing = geom.losing_count();
-    let list = moves(geom, pos);
-    let played: Vec<_> = list.iter().map(|&m| play(geom, pos, m).expect("listed moves are legal")).collect();
-    if played.iter().any(|r| r.removal == Removal::Opponent && r.child.player.count_ones() == losing) {
-        return None;
-    }
-    let target = canonical_code(geom, pos);
-    let opts = played
-        .iter()
-        .zip(list.iter())
-        .enumerate()
-        .map(|(i, (r, &mv))| {
-            let outcome = match r.removal {
-                Removal::Own if r.child.opponent.count_ones() == losing => Outcome::Loss(1),
-                Removal::None => child_node_value(geom, sol, target, &r.child).parent(),
-                _ => {
-                    let ph = r.child.phase();
-                    let idx = sol.index().phase(ph).expect("phase indexed").index_of(&r.child);
-                    sol.base(ph, idx).parent()
-                }
-            };
-            MoveOption { index: i + 1, mv, removal: r.removal, outcome }
-        })
-        .collect();
-    Some(opts)
-}
-
-/// The best of some outcomes for the side that chooses (`Loss(0)` of none).
-pub fn best(opts: impl Iterator<Item = Outcome>) -> Outcome {
-    opts.fold(None, |acc: Option<Outcome>, o| match acc {
-        Some(a) if !o.better_than(a) => Some(a),
-        _ => Some(o),
-    })
-    .unwrap_or(Outcome::Loss(0))
-}
-
 /// Check one position; `None` if it agrees.
-pub fn check_position(geom: &Geometry, sol: &impl Values, pos: &Position) -> Option<String> {
+pub fn check_position(geom: &Geometry, sol: &impl RecordSource, pos: &Position) -> Option<String> {
     let ph = pos.phase();
     let idx = sol.index().phase(ph)?.index_of(pos);
     check_indexed(geom, sol, pos, idx)
 }
 
-/// Check position `pos`, whose index in its phase is `idx`; `None` if it agrees.
-fn check_indexed(geom: &Geometry, sol: &impl Values, pos: &Position, idx: u64) -> Option<String> {
-    let ph = pos.phase();
-    let rec = sol.record(ph, idx);
-    // A capture that wins at once removes a piece, so there is no special move either.
-    let Some(opts) = options(geom, sol, pos) else {
-        if rec.base == Outcome::Win(1) && rec.special.is_none() {
-            return None;
+/// Check position `pos`, whose index in its phase is `idx`; `None` if it agrees. A
+/// record that cannot be read is a disagreement too, described.
+fn check_indexed(geom: &Geometry, sol: &impl RecordSource, pos: &Position, idx: u64) -> Option<String> {
+    let checked = (|| -> Result<Option<String>, crate::error::Error> {
+        let rec = sol.record(pos.phase(), idx)?;
+        // A capture that wins at once removes a piece, so there is no special move either.
+        let Some(opts) = move_values_unless_capture_wins(geom, sol, pos)? else {
+            if rec.base == Outcome::Win(1) && rec.special.is_none() {
+                return Ok(None);
+            }
+            let board = format_board(geom, pos);
+            return Ok(Some(format!("{board}: stored {:?} special {:?}, an immediate win", rec.base, rec.special)));
+        };
+        let top = best(opts.iter().map(|o| o.outcome));
+        let achievers: Vec<&MoveValue> = opts.iter().filter(|o| o.outcome == top).collect();
+        let want_special = match achievers.as_slice() {
+            [o] if o.removal == Removal::None => {
+                let second = best(opts.iter().filter(|p| p.index != o.index).map(|p| p.outcome));
+                Some((o.index as u32, second))
+            }
+            _ => None,
+        };
+        // A special move whose node no predecessor reaches is not stored (the store drops
+        // them); a stored one must be the right one.
+        let want_special = match want_special {
+            Some((s, _)) if rec.special.is_none() && !node_exists(geom, pos, s as usize) => None,
+            w => w,
+        };
+        if rec.base != top || rec.special != want_special {
+            let board = format_board(geom, pos);
+            return Ok(Some(format!(
+                "{board}: stored {:?} special {:?}, children give {:?} special {:?}",
+                rec.base, rec.special, top, want_special
+            )));
         }
-        let board = crate::game::notation::format_board(geom, pos);
-        return Some(format!("{board}: stored {:?} special {:?}, an immediate win", rec.base, rec.special));
-    };
-    let top = best(opts.iter().map(|o| o.outcome));
-    let achievers: Vec<&MoveOption> = opts.iter().filter(|o| o.outcome == top).collect();
-    let want_special = match achievers.as_slice() {
-        [o] if o.removal == Removal::None => {
-            let second = best(opts.iter().filter(|p| p.index != o.index).map(|p| p.outcome));
-            Some((o.index as u32, second))
-        }
-        _ => None,
-    };
-    // A special move whose node no predecessor reaches is not stored (the store drops
-    // them); a stored one must be the right one.
-    let want_special = match want_special {
-        Some((s, _)) if rec.special.is_none() && !crate::game::forbidden::node_exists(geom, pos, s as usize) => None,
-        w => w,
-    };
-    if rec.base != top || rec.special != want_special {
-        let board = crate::game::notation::format_board(geom, pos);
-        return Some(format!(
-            "{board}: stored {:?} special {:?}, children give {:?} special {:?}",
-            rec.base, rec.special, top, want_special
-        ));
-    }
-    None
+        Ok(None)
+    })();
+    checked.unwrap_or_else(|e| Some(format!("{}: {e}", format_board(geom, pos))))
 }
 
 /// Positions per work item of a [`sweep`].
@@ -256,7 +90,7 @@ const CHUNK: u64 = 1 << 14;
 /// chunk (`A::default()`), and `merge` combines them in phase order. The whole-phase
 /// walk of `verify --deep` and of the `interesting` sweep.
 pub fn sweep<A: Send + Default>(
-    sol: &impl Values,
+    sol: &(impl RecordSource + Sync),
     phase: Phase,
     label: &str,
     reporter: &dyn Reporter,
@@ -287,7 +121,12 @@ pub fn sweep<A: Send + Default>(
 }
 
 /// Verify every position of `phase`.
-pub fn verify_phase(geom: &Geometry, sol: &impl Values, phase: Phase, reporter: &dyn Reporter) -> VerifyReport {
+pub fn verify_phase(
+    geom: &Geometry,
+    sol: &(impl RecordSource + Sync),
+    phase: Phase,
+    reporter: &dyn Reporter,
+) -> VerifyReport {
     let mut rep = sweep(
         sol,
         phase,
@@ -319,8 +158,11 @@ pub fn verify_phase(geom: &Geometry, sol: &impl Values, phase: Phase, reporter: 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
     use crate::progress::Silent;
+    use crate::record::{Packed, PhaseValues};
     use crate::solve::retrograde::{SolveOptions, solve};
+    use crate::store::group::GroupValues;
     use crate::store::phasefile;
 
     #[test]
@@ -346,7 +188,7 @@ mod tests {
         let index = sol.index().clone();
         let check = |pieces: u32| {
             let vals = GroupValues::load(&dir, &g, &index, pieces, &crate::progress::Silent).unwrap();
-            vals.phases().into_iter().map(|ph| verify_phase(&g, &vals, ph, &Silent).mismatches).sum::<u64>()
+            vals.phases().into_iter().map(|ph| verify_phase(&g, &vals.records(), ph, &Silent).mismatches).sum::<u64>()
         };
         for pieces in 4..=6 {
             assert_eq!(check(pieces), 0, "{pieces} pieces");
@@ -354,13 +196,13 @@ mod tests {
         // A wrong distance in (2,3), written with a valid checksum: its group's check finds it.
         let p23 = sol.phase(Phase::new(2, 3)).unwrap();
         let mut raw = p23.raw().to_vec();
-        let i = raw.iter().position(|&r| r as u16 > 2 && r as u16 & 1 == 1).unwrap();
+        let i = raw.iter().position(|&r| Packed(r).base() > 2 && Packed(r).base() & 1 == 1).unwrap();
         raw[i] += 2;
         phasefile::save(&dir, &g, &PhaseValues::from_raw(Phase::new(2, 3), raw.clone())).unwrap();
         assert!(check(5) >= 1);
         // Every loss of (2,3) one ply longer: (3,3), which reads only (2,3)'s base values
         // through its captures, disagrees too.
-        for r in raw.iter_mut().filter(|r| **r as u16 & 1 == 1) {
+        for r in raw.iter_mut().filter(|r| Packed(**r).base() & 1 == 1) {
             *r += 2;
         }
         phasefile::save(&dir, &g, &PhaseValues::from_raw(Phase::new(2, 3), raw)).unwrap();

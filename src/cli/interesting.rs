@@ -8,7 +8,6 @@ use clap::Args;
 use serde::Serialize;
 
 use crate::analysis::interesting::{Class, PhaseCounts, sweep_phase};
-use crate::analysis::verify::GroupValues;
 use crate::cli::progress::CliReporter;
 use crate::cli::{CommonArgs, emit, emit_json, thousands};
 use crate::error::Error;
@@ -16,6 +15,7 @@ use crate::game::moves::Removal;
 use crate::game::notation::{code_to_base64, format_board, format_move};
 use crate::progress::Reporter;
 use crate::store::Database;
+use crate::store::group::GroupValues;
 
 /// Arguments of `ostledb interesting`.
 #[derive(Debug, Args)]
@@ -114,7 +114,7 @@ pub fn run(args: InterestingArgs) -> Result<(), Error> {
         let vals = GroupValues::load(&args.common.db, &g, &index, pieces, &rep)?;
         for ph in vals.phases() {
             let t = Instant::now();
-            let counts: PhaseCounts = sweep_phase(&g, &vals, ph, args.list, &rep);
+            let counts: PhaseCounts = sweep_phase(&g, &vals.records(), ph, args.list, &rep);
             let seconds = t.elapsed().as_secs_f64();
             rep.note(&format!("{ph}: {} positions swept in {seconds:.1} s", thousands(counts.positions)));
             let classes = Class::ALL

@@ -5,13 +5,14 @@ use std::time::Instant;
 
 use clap::Args;
 
-use crate::analysis::verify::{GroupValues, VerifyReport, verify_phase};
+use crate::analysis::verify::{VerifyReport, verify_phase};
 use crate::cli::progress::CliReporter;
 use crate::cli::{CommonArgs, emit, emit_json, thousands};
 use crate::error::Error;
 use crate::game::node::Convention;
 use crate::progress::Reporter;
 use crate::store::bfs::BfsFile;
+use crate::store::group::GroupValues;
 use crate::store::keys::{self, Backend};
 use crate::store::{Database, meta};
 
@@ -91,7 +92,7 @@ pub fn run(args: VerifyArgs) -> Result<(), Error> {
         for pieces in totals {
             let vals = GroupValues::load(&args.common.db, &g, &index, pieces, &rep)?;
             for ph in vals.phases() {
-                let r = verify_phase(&g, &vals, ph, &rep);
+                let r = verify_phase(&g, &vals.records(), ph, &rep);
                 rep.note(&format!("{ph}: {} positions checked, {} mismatches", thousands(r.positions), r.mismatches));
                 reports.push((ph.to_string(), r));
             }

@@ -32,6 +32,17 @@ pub enum Removal {
     Own,
 }
 
+impl Removal {
+    /// What it removes in words: `nothing`, `opponent` or `own`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Removal::None => "nothing",
+            Removal::Opponent => "opponent",
+            Removal::Own => "own",
+        }
+    }
+}
+
 /// The result of playing a move.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Played {

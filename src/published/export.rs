@@ -16,6 +16,7 @@ use crate::game::notation::code_to_base64;
 use crate::index::{GameIndex, PhaseIndex};
 use crate::progress::Reporter;
 use crate::published::{FileDigest, Kind, LINES_PER_FILE, file_name, parse_file_name, set_digest, write_line};
+use crate::record::Packed;
 use crate::store::Database;
 use crate::store::file::temp_name;
 use crate::store::values::ValueFile;
@@ -136,7 +137,7 @@ impl<'a> Cursor<'a> {
                 .par_iter_mut()
                 .zip(self.positions.par_iter())
                 .with_min_len(1024)
-                .try_for_each(|(r, p)| db.resolve(p, *r).map(|v| *r = v))?;
+                .try_for_each(|(r, p)| db.resolve(p, Packed(*r)).map(|v| *r = v.0))?;
         }
         self.codes = self.positions.iter().map(|p| p.code()).collect();
         self.next_block = end;

@@ -26,11 +26,10 @@ use crate::game::notation::code_to_base64;
 use crate::game::symmetry::{canonical_code, is_canonical};
 use crate::game::{Geometry, Phase, Position};
 use crate::index::GameIndex;
-use crate::probe::{Records, move_values, unpack};
+use crate::probe::{RecordSource, best, move_values};
 use crate::progress::Reporter;
 use crate::published::{FIELDS, Fields, Kind, file_name, nontrivial_nodes, parse_file_name, parse_line};
-use crate::record::outcome::Outcome;
-use crate::record::{PhaseValues, Record, Val, outcome_val};
+use crate::record::{Packed, PhaseValues, Record, Val, outcome_val};
 use crate::store::meta::{self, Meta};
 use crate::store::pack::{PackOptions, pack};
 
@@ -194,10 +193,8 @@ struct Parsed {
 const NO_FIELD: u8 = u8::MAX;
 
 fn record(base: Val, special: Option<(usize, Val)>) -> u64 {
-    match special {
-        Some((j, v)) => base as u64 | (v as u64) << 16 | (j as u64) << 32,
-        None => base as u64,
-    }
+    let (s, v) = special.unwrap_or((0, 0));
+    Packed::new(base, s as u32, v).0
 }
 
 /// The record of a position from its non-empty fields `(j, value code)`, in order.
@@ -282,24 +279,24 @@ fn parse(geom: &Geometry, index: &GameIndex, bytes: &[u8]) -> Result<Parsed, Str
     Ok(Parsed { code, slot, idx, record, pending })
 }
 
-/// Records of every phase in memory, answering [`Records`] by the combinatorial rank.
+/// Records of every phase in memory, answering [`RecordSource`] by the combinatorial rank.
 struct Memory<'a> {
     index: &'a GameIndex,
     records: &'a [Vec<u64>],
 }
 
-impl Records for Memory<'_> {
-    fn locate(&mut self, pos: &Position) -> Result<(Phase, u64), Error> {
-        crate::probe::locate(self.index, pos)
+impl RecordSource for Memory<'_> {
+    fn index(&self) -> &GameIndex {
+        self.index
     }
-    fn record(&mut self, phase: Phase, idx: u64) -> Result<Record, Error> {
+    fn record(&self, phase: Phase, idx: u64) -> Result<Record, Error> {
         let slot = self
             .index
             .phases()
             .iter()
             .position(|p| p.phase() == phase)
             .ok_or_else(|| Error::InvalidArgument(format!("phase {phase} is not imported")))?;
-        Ok(unpack(self.records[slot][idx as usize]))
+        Ok(Packed(self.records[slot][idx as usize]).record())
     }
 }
 
@@ -422,21 +419,16 @@ pub fn import(
             list.par_iter()
                 .map(|&(idx, first)| {
                     let pos = index.phases()[slot].position_at(idx);
-                    let mut mem = Memory { index, records: recs };
-                    let best = move_values(geom, &mut mem, &pos)?
-                        .into_iter()
-                        .map(|m| m.outcome)
-                        .reduce(|a, b| if b.better_than(a) { b } else { a })
-                        .unwrap_or(Outcome::Loss(1));
-                    let base = outcome_val(best);
-                    let old = recs[slot][idx as usize];
+                    let mem = Memory { index, records: recs };
+                    let base = outcome_val(best(move_values(geom, &mem, &pos)?.iter().map(|m| m.outcome)));
+                    let old = Packed(recs[slot][idx as usize]);
                     let mut fields = Vec::with_capacity(2);
                     if first != NO_FIELD {
-                        fields.push((first as usize, old as Val));
+                        fields.push((first as usize, old.base()));
                     }
-                    let s = ((old >> 32) & 31) as usize;
+                    let s = old.special_move() as usize;
                     if s != 0 {
-                        fields.push((s, (old >> 16) as Val));
+                        fields.push((s, old.special()));
                     }
                     let differ: Vec<_> = fields.into_iter().filter(|f| f.1 != base).collect();
                     if differ.len() > 1 {

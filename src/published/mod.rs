@@ -23,7 +23,7 @@ use crate::game::forbidden::unmoves_with_node_index;
 use crate::game::moves::is_immediate_win;
 use crate::game::notation::code_to_base64;
 use crate::game::position::Position;
-use crate::record::Val;
+use crate::record::{Packed, Val};
 
 /// Lines per published file (the last file of a set is shorter).
 pub const LINES_PER_FILE: u64 = 1_000_000;
@@ -129,13 +129,12 @@ pub fn write_line(geom: &Geometry, pos: &Position, record: u64, out: &mut String
         return Ok(());
     }
     let reached = nontrivial_nodes(geom, pos);
-    let special = ((record >> 32) & 31) as usize;
     for j in 0..FIELDS {
         out.push(',');
         if reached >> j & 1 == 0 {
             continue;
         }
-        let code = if special != 0 && j == special { (record >> 16) as Val } else { record as Val };
+        let code = Packed(record).node_val(j);
         let v = published_value(code).ok_or(Unwritable { node: j, code })?;
         push_u32(out, v);
     }

@@ -10,6 +10,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use crate::record::{Packed, Val};
+
 /// The cache budget a database uses unless told otherwise.
 pub const DEFAULT_CACHE_BYTES: usize = 512 << 20;
 
@@ -37,13 +39,14 @@ impl Decoded {
             special: Vec::new(),
         };
         for (i, &r) in records.iter().enumerate() {
+            let r = Packed(r);
             if i % 64 == 0 {
                 d.before.push(d.special.len() as u32);
             }
-            d.base.push(r as u16);
-            if (r >> 32) & 31 != 0 {
+            d.base.push(r.base());
+            if r.special_move() != 0 {
                 d.has[i / 64] |= 1 << (i % 64);
-                d.special.push((r >> 16) as u32 & 0x1f_ffff);
+                d.special.push(special_part(r.special_move(), r.special()));
             }
         }
         d
@@ -91,7 +94,7 @@ impl Decoded {
             while left != 0 {
                 let j = left.trailing_zeros() as usize;
                 let k = special.len();
-                special.push(slo[k] as u32 | (shi[k] as u32) << 8 | (s[w * 64 + j] as u32) << 16);
+                special.push(special_part(s[w * 64 + j] as u32, slo[k] as Val | (shi[k] as Val) << 8));
                 left &= left - 1;
             }
         }
@@ -100,14 +103,14 @@ impl Decoded {
 
     /// The packed record of position `i` of the block.
     #[inline]
-    pub fn record(&self, i: usize) -> u64 {
-        let base = self.base[i] as u64;
+    pub fn record(&self, i: usize) -> Packed {
+        let base = self.base[i];
         let (w, bit) = (self.has[i / 64], 1u64 << (i % 64));
         if w & bit == 0 {
-            return base;
+            return Packed::new(base, 0, 0);
         }
-        let k = self.before[i / 64] as usize + (w & (bit - 1)).count_ones() as usize;
-        base | (self.special[k] as u64) << 16
+        let sp = self.special[self.before[i / 64] as usize + (w & (bit - 1)).count_ones() as usize];
+        Packed::new(base, sp >> 16, sp as Val)
     }
 
     /// Positions in the block.
@@ -128,6 +131,13 @@ impl Decoded {
             + self.special.capacity() * 4
             + 96
     }
+}
+
+/// The special part of a record as a block keeps it: the special value code in the low
+/// 16 bits, the special move above.
+#[inline]
+fn special_part(s: u32, v: Val) -> u32 {
+    v as u32 | s << 16
 }
 
 const SHARDS: usize = 16;
@@ -263,28 +273,28 @@ mod tests {
             let d = Decoded::from_records(&r);
             assert_eq!(d.len(), n);
             for (i, &want) in r.iter().enumerate() {
-                assert_eq!(d.record(i), want, "n {n} i {i}");
+                assert_eq!(d.record(i), Packed(want), "n {n} i {i}");
             }
         }
     }
 
     #[test]
     fn blocks_decoded_from_planes_equal_blocks_from_records() {
-        use crate::store::values::{elide, encode_block};
+        use crate::store::values::encode_block;
         for n in [0usize, 1, 63, 64, 65, 1000, 4096] {
             let r = records(n, n as u64 + 11);
             let planes = encode_block(&r);
             let d = Decoded::from_planes(&planes, n, false).unwrap();
             assert_eq!(d.len(), n);
             for (i, &want) in r.iter().enumerate() {
-                assert_eq!(d.record(i), want, "n {n} i {i}");
+                assert_eq!(d.record(i), Packed(want), "n {n} i {i}");
             }
             assert!(Decoded::from_planes(&planes[..planes.len().saturating_sub(1)], n, false).is_err() || n == 0);
             // An elided block reads back; loss distances in a block said to elide them do not.
-            let el: Vec<u64> = r.iter().map(|&x| elide(x)).collect();
+            let el: Vec<u64> = r.iter().map(|&x| Packed(x).elided().0).collect();
             let d = Decoded::from_planes(&encode_block(&el), n, true).unwrap();
-            assert!(el.iter().enumerate().all(|(i, &want)| d.record(i) == want));
-            if r.iter().any(|&x| x & 1 == 1 && x as u16 != 1) {
+            assert!(el.iter().enumerate().all(|(i, &want)| d.record(i) == Packed(want)));
+            if r.iter().any(|&x| Packed(x).has_loss_distance()) {
                 assert!(Decoded::from_planes(&planes, n, true).is_err(), "n {n}");
             }
         }
@@ -321,6 +331,6 @@ mod tests {
         let cache = BlockCache::new(1 << 20);
         assert_eq!(cache.get_or_load(1, || Err("bad")).err(), Some("bad"));
         assert_eq!(cache.blocks(), 0);
-        assert_eq!(cache.get_or_load::<()>(1, || Ok(Decoded::from_records(&[5]))).unwrap().record(0), 5);
+        assert_eq!(cache.get_or_load::<()>(1, || Ok(Decoded::from_records(&[5]))).unwrap().record(0), Packed(5));
     }
 }

@@ -15,13 +15,12 @@ use crate::game::forbidden::published_node_index;
 use crate::game::symmetry::canonical;
 use crate::game::{Geometry, Phase, Position};
 use crate::index::GameIndex;
-use crate::probe::{MoveValue, Records, move_values, position_value, resolve_record, unpack};
-use crate::record::Record;
-use crate::record::outcome::Outcome;
+use crate::probe::{MoveValue, RecordSource, move_values, node_value, resolve_record};
+use crate::record::{Outcome, Packed, Record};
 use crate::store::cache::{BlockCache, DEFAULT_CACHE_BYTES};
 use crate::store::keys::{self, Backend, KeyIndex};
 use crate::store::meta::{self, Meta};
-use crate::store::values::{ValueFile, needs_resolving};
+use crate::store::values::ValueFile;
 
 struct Slot {
     values: ValueFile,
@@ -254,27 +253,27 @@ impl Database {
     pub fn record(&self, phase: Phase, idx: u64) -> Result<Record, Error> {
         let values = &self.slot(phase)?.values;
         let raw = values.record(idx)?;
-        if !(values.elides_losses() && needs_resolving(raw)) {
-            return Ok(unpack(raw));
+        if !(values.elides_losses() && raw.needs_resolving()) {
+            return Ok(raw.record());
         }
         let pos = self.index.phase(phase).expect("a phase with a slot is in the index").position_at(idx);
-        Ok(unpack(resolve_record(&self.geom, &mut Stored(self), &pos, raw, values.path())?))
+        Ok(resolve_record(&self.geom, &AsStored(self), &pos, raw, values.path())?.record())
     }
 
     /// The packed record of position `idx` of `phase` as stored (an elided loss is
     /// [`crate::record::ELIDED_LOSS`]).
-    pub fn stored_record(&self, phase: Phase, idx: u64) -> Result<u64, Error> {
+    pub fn stored_record(&self, phase: Phase, idx: u64) -> Result<Packed, Error> {
         self.slot(phase)?.values.record(idx)
     }
 
     /// A packed record read from this database's files, its elided losses resolved
     /// (`canon` is its position).
-    pub fn resolve(&self, canon: &Position, raw: u64) -> Result<u64, Error> {
+    pub fn resolve(&self, canon: &Position, raw: Packed) -> Result<Packed, Error> {
         let values = &self.slot(canon.phase())?.values;
         if !values.elides_losses() {
             return Ok(raw);
         }
-        resolve_record(&self.geom, &mut Stored(self), canon, raw, values.path())
+        resolve_record(&self.geom, &AsStored(self), canon, raw, values.path())
     }
 
     /// [`Database::record`] of the position `pos` is an image of: a base value is
@@ -284,12 +283,11 @@ impl Database {
     fn record_of(&self, pos: &Position, phase: Phase, idx: u64) -> Result<Record, Error> {
         let values = &self.slot(phase)?.values;
         let raw = values.record(idx)?;
-        if !(values.elides_losses() && needs_resolving(raw)) {
-            return Ok(unpack(raw));
+        if !(values.elides_losses() && raw.needs_resolving()) {
+            return Ok(raw.record());
         }
-        let special_elided = (raw >> 32) & 31 != 0 && (raw >> 16) as u16 == crate::record::ELIDED_LOSS;
-        let from = if special_elided { canonical(&self.geom, pos).0 } else { *pos };
-        Ok(unpack(resolve_record(&self.geom, &mut Stored(self), &from, raw, values.path())?))
+        let from = if raw.special_elided() { canonical(&self.geom, pos).0 } else { *pos };
+        Ok(resolve_record(&self.geom, &AsStored(self), &from, raw, values.path())?.record())
     }
 
     fn check_range(&self, pos: &Position) -> Result<(), Error> {
@@ -327,38 +325,44 @@ impl Database {
 
     /// The value of a node.
     pub(crate) fn node_value(&self, n: &Node) -> Result<Outcome, Error> {
-        position_value(&self.geom, &mut &*self, &n.canon, n.j)
+        node_value(&self.geom, self, &n.canon, n.j)
     }
 
     /// Every move of `board` with its value for the side that plays it, in `board`'s own
     /// move order (the forbidden move, if any, is listed too).
     pub fn moves(&self, board: &Position) -> Result<Vec<MoveValue>, Error> {
         self.check_range(board)?;
-        move_values(&self.geom, &mut &*self, board)
+        move_values(&self.geom, self, board)
     }
 }
 
 /// The database's records as stored, for resolving an elided loss from its children
 /// (which are wins, stored exactly).
-struct Stored<'a>(&'a Database);
+struct AsStored<'a>(&'a Database);
 
-impl Records for Stored<'_> {
-    fn locate(&mut self, pos: &Position) -> Result<(Phase, u64), Error> {
+impl RecordSource for AsStored<'_> {
+    fn index(&self) -> &GameIndex {
+        &self.0.index
+    }
+    fn locate(&self, pos: &Position) -> Result<(Phase, u64), Error> {
         self.0.locate(pos)
     }
-    fn record(&mut self, phase: Phase, idx: u64) -> Result<Record, Error> {
-        self.0.stored_record(phase, idx).map(unpack)
+    fn record(&self, phase: Phase, idx: u64) -> Result<Record, Error> {
+        self.0.stored_record(phase, idx).map(Packed::record)
     }
 }
 
-impl Records for &Database {
-    fn locate(&mut self, pos: &Position) -> Result<(Phase, u64), Error> {
+impl RecordSource for Database {
+    fn index(&self) -> &GameIndex {
+        &self.index
+    }
+    fn locate(&self, pos: &Position) -> Result<(Phase, u64), Error> {
         Database::locate(self, pos)
     }
-    fn record(&mut self, phase: Phase, idx: u64) -> Result<Record, Error> {
+    fn record(&self, phase: Phase, idx: u64) -> Result<Record, Error> {
         Database::record(self, phase, idx)
     }
-    fn record_of(&mut self, pos: &Position, phase: Phase, idx: u64) -> Result<Record, Error> {
+    fn record_of(&self, pos: &Position, phase: Phase, idx: u64) -> Result<Record, Error> {
         Database::record_of(self, pos, phase, idx)
     }
 }

@@ -21,7 +21,7 @@
 //! `pack` writes by default): every loss is stored as code 1 ([`ELIDED_LOSS`]). The
 //! distance is not lost: a lost node's children are all won, with exact distances, and
 //! its distance is one more than the largest of theirs, so one ply of search gives it
-//! back (`solve::query::resolve_record`). That halves the entropy of the values: (4,4)
+//! back (`probe::resolve_record`). That halves the entropy of the values: (4,4)
 //! goes from 2.5 to about 1.5 bits per position. Readers of single positions resolve
 //! on the fly; readers of whole phases resolve a phase group at once
 //! (`store::load_phase`).
@@ -36,7 +36,7 @@ use rayon::prelude::*;
 use crate::error::Error;
 use crate::error::{corrupt, io};
 use crate::game::{Geometry, Phase};
-use crate::record::PhaseValues;
+use crate::record::{Packed, PhaseValues, Val};
 use crate::store::cache::{BlockCache, DEFAULT_CACHE_BYTES, Decoded};
 use crate::store::file::{check_header, checksum, header_version, le_u32, le_u64, prefix, sync_dir, temp_name};
 
@@ -52,9 +52,6 @@ pub const HEADER_LEN: usize = 72;
 pub const HEADER_LEN_V1: usize = 64;
 /// Header flag (v2, bit 0 of the flags word): every loss is stored as [`ELIDED_LOSS`].
 pub const FLAG_ELIDED_LOSSES: u32 = 1;
-/// The value code a file with [`FLAG_ELIDED_LOSSES`] stores for every loss (the code of
-/// `Loss(0)`).
-pub const ELIDED_LOSS: u16 = 1;
 /// Size of one block index entry in bytes.
 pub const ENTRY_LEN: usize = 24;
 /// Positions per block unless asked otherwise.
@@ -88,36 +85,6 @@ impl Default for WriteOptions {
     }
 }
 
-/// A packed record with its loss distances elided: a base or special value that is a
-/// loss becomes [`ELIDED_LOSS`].
-#[inline]
-pub fn elide(r: u64) -> u64 {
-    let mut r = r;
-    if r & 1 == 1 {
-        r = r & !0xffff | ELIDED_LOSS as u64;
-    }
-    if (r >> 32) & 31 != 0 && (r >> 16) & 1 == 1 {
-        r = r & !(0xffff << 16) | (ELIDED_LOSS as u64) << 16;
-    }
-    r
-}
-
-/// True when a packed record stores a loss with a distance (a value a file that elides
-/// them never holds).
-#[inline]
-fn has_loss_distance(r: u64) -> bool {
-    let base = r as u16;
-    let special = (r >> 16) as u16;
-    (base & 1 == 1 && base != ELIDED_LOSS) || ((r >> 32) & 31 != 0 && special & 1 == 1 && special != ELIDED_LOSS)
-}
-
-/// True when a packed record holds an elided loss (base or special value): it needs one
-/// ply of search before use.
-#[inline]
-pub fn needs_resolving(r: u64) -> bool {
-    r as u16 == ELIDED_LOSS || ((r >> 32) & 31 != 0 && (r >> 16) as u16 == ELIDED_LOSS)
-}
-
 /// One block index entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Entry {
@@ -130,19 +97,18 @@ struct Entry {
 /// Encode the records of consecutive positions into a block's planes.
 pub fn encode_block(records: &[u64]) -> Vec<u8> {
     let m = records.len();
-    let e = records.iter().filter(|&&r| (r >> 32) & 31 != 0).count();
+    let e = records.iter().filter(|&&r| Packed(r).special_move() != 0).count();
     let mut out = vec![0u8; 3 * m + 2 * e];
     let (planes, special) = out.split_at_mut(3 * m);
     let (lo_sp, hi_sp) = special.split_at_mut(e);
     let mut k = 0;
     for (i, &r) in records.iter().enumerate() {
-        planes[i] = r as u8;
-        planes[m + i] = (r >> 8) as u8;
-        let s = ((r >> 32) & 31) as u8;
-        planes[2 * m + i] = s;
+        let r = Packed(r);
+        [planes[i], planes[m + i]] = r.base().to_le_bytes();
+        let s = r.special_move();
+        planes[2 * m + i] = s as u8;
         if s != 0 {
-            lo_sp[k] = (r >> 16) as u8;
-            hi_sp[k] = (r >> 24) as u8;
+            [lo_sp[k], hi_sp[k]] = r.special().to_le_bytes();
             k += 1;
         }
     }
@@ -167,12 +133,13 @@ pub fn decode_block(bytes: &[u8], m: usize) -> Option<Vec<u64>> {
     let mut k = 0;
     let mut out = Vec::with_capacity(m);
     for i in 0..m {
-        let mut r = planes[i] as u64 | (planes[m + i] as u64) << 8;
+        let base = Val::from_le_bytes([planes[i], planes[m + i]]);
+        let mut special_value = 0;
         if s[i] != 0 {
-            r |= (special[k] as u64) << 16 | (special[e + k] as u64) << 24 | (s[i] as u64) << 32;
+            special_value = Val::from_le_bytes([special[k], special[e + k]]);
             k += 1;
         }
-        out.push(r);
+        out.push(Packed::new(base, s[i] as u32, special_value).0);
     }
     Some(out)
 }
@@ -246,7 +213,7 @@ pub fn write(
             .par_chunks(opts.block as usize)
             .map(|c| {
                 let raw = if opts.elide_losses {
-                    encode_block(&c.iter().map(|&r| elide(r)).collect::<Vec<u64>>())
+                    encode_block(&c.iter().map(|&r| Packed(r).elided().0).collect::<Vec<u64>>())
                 } else {
                     encode_block(c)
                 };
@@ -458,7 +425,7 @@ impl ValueFile {
     }
 
     /// True when losses are stored without their distance (as [`ELIDED_LOSS`]): records
-    /// read from this file need [`needs_resolving`] checked and resolved.
+    /// read from this file need [`Packed::needs_resolving`] checked and resolved.
     pub fn elides_losses(&self) -> bool {
         self.elided
     }
@@ -499,7 +466,7 @@ impl ValueFile {
         let raw = self.planes(b)?;
         let bad = |why: &str| corrupt(&self.path, format!("block {b}: {why}"));
         let records = decode_block(&raw, self.positions_in(b)).ok_or_else(|| bad("decoded planes are inconsistent"))?;
-        if self.elided && records.iter().any(|&r| has_loss_distance(r)) {
+        if self.elided && records.iter().any(|&r| Packed(r).has_loss_distance()) {
             return Err(bad("stores a loss distance, but the file elides them"));
         }
         Ok(records)
@@ -521,7 +488,7 @@ impl ValueFile {
     }
 
     /// The packed record of position `idx` (see `schema/FORMAT.md`).
-    pub fn record(&self, idx: u64) -> Result<u64, Error> {
+    pub fn record(&self, idx: u64) -> Result<Packed, Error> {
         if idx >= self.count {
             return Err(corrupt(&self.path, format!("no position {idx}")));
         }
@@ -629,13 +596,14 @@ pub fn load_file(f: &ValueFile) -> Result<PhaseValues, Error> {
 pub fn load_base_raw(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> Result<Vec<u16>, Error> {
     let f = ValueFile::open(dir, geom, phase, expect)?;
     let mut base = Vec::with_capacity(expect as usize);
-    f.for_each_block(|_, c| base.extend(c.iter().map(|&r| r as u16)))?;
+    f.for_each_block(|_, c| base.extend(c.iter().map(|&r| Packed(r).base())))?;
     Ok(base)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::ELIDED_LOSS;
 
     fn tmpdir(name: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("ostledb-values-{}-{name}", std::process::id()));
@@ -675,7 +643,7 @@ mod tests {
                 assert_eq!(s.blocks as u64, n.div_ceil(block as u64));
                 let f = ValueFile::open(&dir, &g, ph, n).unwrap();
                 for i in (0..n).rev() {
-                    assert_eq!(f.record(i).unwrap(), vals.raw()[i as usize]);
+                    assert_eq!(f.record(i).unwrap(), vals.packed(i));
                 }
                 assert!(f.record(n).is_err());
                 assert_eq!(f.check().unwrap(), s.len);
@@ -696,17 +664,17 @@ mod tests {
         let f = ValueFile::open(&dir, &g, ph, 5000).unwrap();
         assert!(f.elides_losses() && f.version() == 2);
         let (mut losses, mut kept) = (0, 0);
-        for (i, &r) in vals.raw().iter().enumerate() {
-            let got = f.record(i as u64).unwrap();
-            assert_eq!(got, elide(r));
-            assert!(!has_loss_distance(got));
-            if r as u16 & 1 == 1 {
+        for i in 0..vals.len() {
+            let (r, got) = (vals.packed(i), f.record(i).unwrap());
+            assert_eq!(got, r.elided());
+            assert!(!got.has_loss_distance());
+            if r.base() & 1 == 1 {
                 losses += 1;
-                assert_eq!(got as u16, ELIDED_LOSS);
-                assert!(needs_resolving(got));
+                assert_eq!(got.base(), ELIDED_LOSS);
+                assert!(got.needs_resolving());
             } else {
                 kept += 1;
-                assert_eq!(got as u16, r as u16, "wins and draws are stored as they are");
+                assert_eq!(got.base(), r.base(), "wins and draws are stored as they are");
             }
         }
         assert!(losses > 100 && kept > 100);

@@ -48,7 +48,7 @@ use crate::game::moves::{Removal, is_immediate_win, move_index, moves, play, tra
 use crate::game::symmetry::canonical_code;
 use crate::game::{Geometry, Phase, Position};
 use crate::index::{GameIndex, PhaseIndex};
-use crate::probe::{Records, locate};
+use crate::probe::RecordSource;
 use crate::progress::{Reporter, Silent};
 use crate::record::value::{dist, loss, val_outcome, win};
 use crate::record::{Outcome, Packed, PhaseValues, Record, Val};
@@ -161,11 +161,11 @@ impl Solution {
     }
 }
 
-impl Records for &Solution {
-    fn locate(&mut self, pos: &Position) -> Result<(Phase, u64), Error> {
-        locate(self.index(), pos)
+impl RecordSource for Solution {
+    fn index(&self) -> &GameIndex {
+        &self.index
     }
-    fn record(&mut self, phase: Phase, idx: u64) -> Result<Record, Error> {
+    fn record(&self, phase: Phase, idx: u64) -> Result<Record, Error> {
         let p = self
             .phase(phase)
             .ok_or_else(|| Error::InvalidArgument(format!("phase {phase} is not in this solution")))?;

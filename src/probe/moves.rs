@@ -1,0 +1,98 @@
+//! What every move of a position is worth to the side that plays it.
+
+use crate::error::Error;
+use crate::game::moves::{Move, Played, Removal, is_immediate_win, moves, play};
+use crate::game::node::pred_node_index;
+use crate::game::symmetry::{canonical, canonical_code};
+use crate::game::{Geometry, Position};
+use crate::probe::{RecordSource, node_value};
+use crate::record::Outcome;
+
+/// One move of a position with its value for the mover.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MoveValue {
+    /// 1-based index in the move list of the position as given.
+    pub index: usize,
+    /// The move.
+    pub mv: Move,
+    /// What it removes.
+    pub removal: Removal,
+    /// The value of playing it, for the mover.
+    pub outcome: Outcome,
+}
+
+/// The value of every move of `pos` (in `pos`'s own move-list order, nothing forbidden),
+/// for the mover.
+pub fn move_values(geom: &Geometry, src: &impl RecordSource, pos: &Position) -> Result<Vec<MoveValue>, Error> {
+    let played = play_all(geom, pos);
+    value_played(geom, src, pos, &played)
+}
+
+/// [`move_values`], or `None` when a move wins at once by a capture (found by playing the
+/// moves, not by the solver's bit-parallel test): that is the best any node can do, so no
+/// child is looked up. What `verify --deep` and `interesting` sweep with.
+pub fn move_values_unless_capture_wins(
+    geom: &Geometry,
+    src: &impl RecordSource,
+    pos: &Position,
+) -> Result<Option<Vec<MoveValue>>, Error> {
+    let played = play_all(geom, pos);
+    let losing = geom.losing_count();
+    if played.iter().any(|(_, r)| r.removal == Removal::Opponent && r.child.player.count_ones() == losing) {
+        return Ok(None);
+    }
+    value_played(geom, src, pos, &played).map(Some)
+}
+
+fn play_all(geom: &Geometry, pos: &Position) -> Vec<(Move, Played)> {
+    moves(geom, pos).iter().map(|&m| (m, play(geom, pos, m).expect("listed moves are legal"))).collect()
+}
+
+fn value_played(
+    geom: &Geometry,
+    src: &impl RecordSource,
+    pos: &Position,
+    played: &[(Move, Played)],
+) -> Result<Vec<MoveValue>, Error> {
+    let losing = geom.losing_count();
+    let mut target = None;
+    let mut out = Vec::with_capacity(played.len());
+    for (i, (mv, r)) in played.iter().enumerate() {
+        let outcome = match r.removal {
+            Removal::Opponent if r.child.player.count_ones() == losing => Outcome::Win(1),
+            Removal::Own if r.child.opponent.count_ones() == losing => Outcome::Loss(1),
+            // A removal cannot be undone, so nothing is forbidden after it.
+            Removal::Opponent | Removal::Own => node_value(geom, src, &r.child, 0)?,
+            Removal::None => {
+                let target = *target.get_or_insert_with(|| canonical_code(geom, pos));
+                child_value(geom, src, target, &r.child)?
+            }
+        }
+        .parent();
+        out.push(MoveValue { index: i + 1, mv: *mv, removal: r.removal, outcome });
+    }
+    Ok(out)
+}
+
+/// The value of the node a move that removes nothing leads to: `child` as played, from
+/// a parent whose canonical code is `target`. An immediate win needs no record; any other
+/// child is located as played (one canonicalisation), and only a child whose record has
+/// a special move `s` needs its canonical form, to decide whether its node is `(child,
+/// s)`: move `s` must reach an image of the parent and no earlier move may (the
+/// published node identity).
+fn child_value(geom: &Geometry, src: &impl RecordSource, target: u64, child: &Position) -> Result<Outcome, Error> {
+    if is_immediate_win(geom, child) {
+        return Ok(Outcome::Win(1));
+    }
+    let (ph, idx) = src.locate(child)?;
+    let rec = src.record_of(child, ph, idx)?;
+    let Some((s, special)) = rec.special else { return Ok(rec.base) };
+    let (c, _) = canonical(geom, child);
+    let s = s as usize;
+    let list = moves(geom, &c);
+    let Some(r) = list.get(s - 1).and_then(|&m| play(geom, &c, m)) else { return Ok(rec.base) };
+    if r.removal != Removal::None || canonical_code(geom, &r.child) != target {
+        return Ok(rec.base);
+    }
+    Ok(if pred_node_index(geom, &c, &r.child, Some(s)) == s { special } else { rec.base })
+}
