@@ -4,6 +4,7 @@ mod bruteforce;
 mod cli;
 mod examples;
 mod interesting;
+mod layers;
 mod published;
 mod query;
 mod store;
