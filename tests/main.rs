@@ -2,6 +2,7 @@
 
 mod bruteforce;
 mod cli;
+mod engine;
 mod examples;
 mod interesting;
 mod layers;

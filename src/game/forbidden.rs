@@ -152,28 +152,3 @@ mod tests {
         assert!(matches!(forbidden_move(g, &cur, &prev), Err(Error::NotAPredecessor)));
     }
 }
-
-#[cfg(test)]
-mod undo_index_tests {
-    use super::*;
-    use crate::game::symmetry::canonical;
-    use crate::game::{Phase, geometry::Geometry};
-    use crate::index::{PhaseIndex, PlayerSets};
-    use std::sync::Arc;
-
-    #[test]
-    fn fast_node_index_equals_plain_first_match() {
-        let g = Geometry::standard();
-        for ph in [Phase::new(4, 4), Phase::new(5, 5)] {
-            let idx = PhaseIndex::build(g, ph, Arc::new(PlayerSets::build(g, ph.player)));
-            for i in 0..3000u64 {
-                let p = idx.position_at(i.wrapping_mul(2_654_435_761) % idx.len());
-                assert_eq!(canonical(g, &p).0, p);
-                unmoves_with_node_index(g, &p, |u, j| {
-                    let want = first_index_reaching(g, &p, canonical_code(g, &u.pred));
-                    assert_eq!(j, want, "{p:?} {u:?}");
-                });
-            }
-        }
-    }
-}

@@ -1,0 +1,46 @@
+//! The engine's fast paths against plain ones, over positions drawn from the position
+//! index of whole phases (the engine itself sits below the index, so these live here).
+
+use std::sync::Arc;
+
+use ostledb::game::forbidden::{first_index_reaching, unmoves_with_node_index};
+use ostledb::game::moves::{can_capture, can_capture_by_walking};
+use ostledb::game::symmetry::{canonical, canonical_code};
+use ostledb::game::{Geometry, Phase};
+use ostledb::index::{GameIndex, PhaseIndex, PlayerSets};
+
+#[test]
+fn bit_parallel_capture_test_agrees_with_walking_chains() {
+    for g in [Geometry::standard().clone(), Geometry::new(4, 4).unwrap(), Geometry::new(3, 3).unwrap()] {
+        let idx = GameIndex::build(&g, 2 * g.start_pieces()).unwrap();
+        let (mut yes, mut no) = (0, 0);
+        for ph in idx.phases() {
+            for i in 0..20_000u64 {
+                let p = ph.position_at(i.wrapping_mul(2_654_435_761) % ph.len());
+                for k in 0..8 {
+                    let q = p.transformed(&g, k);
+                    let want = can_capture_by_walking(&g, &q);
+                    assert_eq!(can_capture(&g, &q), want, "{q:?}");
+                    if want { yes += 1 } else { no += 1 }
+                }
+            }
+        }
+        assert!(yes > 0 && no > 0);
+    }
+}
+
+#[test]
+fn fast_node_index_equals_plain_first_match() {
+    let g = Geometry::standard();
+    for ph in [Phase::new(4, 4), Phase::new(5, 5)] {
+        let idx = PhaseIndex::build(g, ph, Arc::new(PlayerSets::build(g, ph.player)));
+        for i in 0..3000u64 {
+            let p = idx.position_at(i.wrapping_mul(2_654_435_761) % idx.len());
+            assert_eq!(canonical(g, &p).0, p);
+            unmoves_with_node_index(g, &p, |u, j| {
+                let want = first_index_reaching(g, &p, canonical_code(g, &u.pred));
+                assert_eq!(j, want, "{p:?} {u:?}");
+            });
+        }
+    }
+}
