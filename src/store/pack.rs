@@ -8,6 +8,7 @@ use std::time::Instant;
 use crate::error::Error;
 use crate::game::Geometry;
 use crate::index::GameIndex;
+use crate::record::Packed;
 use crate::store::keys::{self, Backend};
 use crate::store::meta::{self, Meta, PhaseMeta};
 use crate::store::phasefile::{RecordReader, phase_file};
@@ -48,11 +49,11 @@ pub fn drop_unreachable_specials(geom: &Geometry, phase: &crate::index::PhaseInd
     const CHUNK: usize = 1 << 14;
     records.par_chunks_mut(CHUNK).enumerate().for_each(|(c, chunk)| {
         for (k, r) in chunk.iter_mut().enumerate() {
-            let s = ((*r >> 32) & 31) as usize;
+            let s = Packed(*r).special_move() as usize;
             if s != 0 {
                 let pos = phase.position_at(first + (c * CHUNK + k) as u64);
                 if !crate::game::forbidden::node_exists(geom, &pos, s) {
-                    *r &= 0xffff;
+                    *r = Packed(*r).without_special().0;
                 }
             }
         }
@@ -65,13 +66,13 @@ enum Source<'a> {
     Solver(RecordReader),
     /// A value file that elides loss distances, resolved in memory.
     Resolved(crate::record::PhaseValues),
-    /// A value file, as stored.
-    Stored(values::Stream<'a>),
+    /// A value file, read as it is stored.
+    AsStored(values::Stream<'a>),
 }
 
 fn count(records: &[u64], m: &mut PhaseMeta) {
     for &r in records {
-        let v = r as u16;
+        let v = Packed(r).base();
         if v == 0 {
             m.draw += 1;
         } else if v % 2 == 0 {
@@ -138,7 +139,7 @@ pub fn pack(
             (None, Some(f)) if f.elides_losses() && !opts.values.elide_losses => {
                 Source::Resolved(crate::store::load_phase(dir, geom, ph, p.len())?.ok_or_else(missing)?)
             }
-            (None, Some(f)) => Source::Stored(values::Stream::new(f)),
+            (None, Some(f)) => Source::AsStored(values::Stream::new(f)),
             (None, None) => return Err(missing()),
         };
         let mut at = 0u64;
@@ -155,7 +156,7 @@ pub fn pack(
                         drop_unreachable_specials(geom, p, at, buf);
                     }
                     Source::Resolved(v) => buf.copy_from_slice(&v.raw()[at as usize..at as usize + buf.len()]),
-                    Source::Stored(stream) => stream.read(buf)?,
+                    Source::AsStored(stream) => stream.read(buf)?,
                 }
                 at += buf.len() as u64;
                 count(buf, &mut m);

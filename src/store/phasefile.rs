@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, io};
 use crate::game::{Geometry, Phase};
-use crate::record::PhaseValues;
+use crate::record::{Packed, PhaseValues, Val};
 use crate::store::file::WordHash;
 
 /// The first 8 bytes of a phase value file.
@@ -110,11 +110,11 @@ pub fn load(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> Result<Op
 
 /// Load and check only the base values of one phase (2 bytes per position instead of 8):
 /// all a phase one piece larger reads of it. `Ok(None)` when the file does not exist.
-pub fn load_base(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> Result<Option<Vec<u16>>, Error> {
+pub fn load_base(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> Result<Option<Vec<Val>>, Error> {
     let mut base = Vec::new();
     let found = read_records(dir, geom, phase, expect, |n, c| {
         base.reserve_exact(n as usize - base.len());
-        base.extend(c.iter().map(|&r| r as u16))
+        base.extend(c.iter().map(|&r| Packed(r).base()))
     })?;
     Ok(found.then_some(base))
 }
@@ -300,7 +300,7 @@ mod tests {
         let back = load(&dir, &g, ph, 1000).unwrap().unwrap();
         assert_eq!(back.raw(), vals.raw());
         let base = load_base(&dir, &g, ph, 1000).unwrap().unwrap();
-        assert_eq!(base, vals.raw().iter().map(|&r| r as u16).collect::<Vec<_>>());
+        assert_eq!(base, vals.base_vals());
         let mut f = PhaseFile::open(&dir, &g, ph, 1000).unwrap().unwrap();
         assert_eq!(f.record(999).unwrap(), vals.raw()[999]);
         assert!(matches!(f.record(1000), Err(Error::Corrupt { .. })));

@@ -593,7 +593,7 @@ pub fn load_file(f: &ValueFile) -> Result<PhaseValues, Error> {
 }
 
 /// The base values of a phase (2 bytes per position) as stored in its value file.
-pub fn load_base_raw(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> Result<Vec<u16>, Error> {
+pub fn load_base_raw(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> Result<Vec<Val>, Error> {
     let f = ValueFile::open(dir, geom, phase, expect)?;
     let mut base = Vec::with_capacity(expect as usize);
     f.for_each_block(|_, c| base.extend(c.iter().map(|&r| Packed(r).base())))?;
