@@ -14,15 +14,23 @@
 //! a labelling that satisfies it everywhere is the solution (win/loss chains strictly
 //! shorten, so no cycle of wins can support itself).
 
+use std::time::Instant;
+
 use rayon::prelude::*;
 
+use crate::error::Error;
 use crate::game::forbidden::node_exists;
 use crate::game::moves::Removal;
+use crate::game::node::Convention;
 use crate::game::notation::format_board;
 use crate::game::{Geometry, Phase, Position};
 use crate::probe::{MoveValue, RecordSource, best, move_values_unless_capture_wins};
-use crate::progress::Reporter;
+use crate::progress::{Reporter, thousands};
 use crate::record::Outcome;
+use crate::store::bfs::BfsFile;
+use crate::store::group::GroupValues;
+use crate::store::keys::{self, Backend};
+use crate::store::{Database, meta};
 
 /// What a verification found.
 #[derive(Clone, Debug, Default, serde::Serialize)]
@@ -155,14 +163,90 @@ pub fn verify_phase(
     rep
 }
 
+/// The checksums of one file, verified.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct FileCheck {
+    /// The file (or key index) checked.
+    pub file: String,
+    /// Its bytes covered by checksums.
+    pub bytes: u64,
+}
+
+/// What the checksum pass over a database found (it stops at the first damage, an error).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ChecksumReport {
+    /// Every file checked.
+    pub files: Vec<FileCheck>,
+    /// Their bytes in all.
+    pub bytes: u64,
+    /// Wall time of the pass.
+    pub seconds: f64,
+}
+
+/// Recompute every checksum of the database: the metadata (read at open), the header,
+/// block index and every block of each value file, every key index file of a compiled
+/// backend (one of a backend this build lacks is skipped, with a note) and any stored
+/// BFS. The first damage is the error.
+pub fn check_checksums(db: &Database, reporter: &dyn Reporter) -> Result<ChecksumReport, Error> {
+    let t = Instant::now();
+    let dir = db.path();
+    let mut files = vec![FileCheck {
+        file: meta::FILE.into(),
+        bytes: std::fs::metadata(dir.join(meta::FILE)).map(|m| m.len()).unwrap_or(0),
+    }];
+    for p in db.index().phases() {
+        let v = db.values(p.phase()).expect("every phase is open");
+        files.push(FileCheck { file: v.path().display().to_string(), bytes: v.check()? });
+        for name in &db.meta().backends {
+            let b = Backend::parse(name)?;
+            if !b.compiled() {
+                reporter.note(&format!(
+                    "{}: key index `{name}` not checked: this ostledb lacks feature `{}`",
+                    p.phase(),
+                    b.feature().unwrap_or_default()
+                ));
+                continue;
+            }
+            let n = keys::check(b, dir, p)?;
+            if n > 0 {
+                files.push(FileCheck { file: format!("{} key index ({})", name, p.phase()), bytes: n });
+            }
+        }
+    }
+    for c in [Convention::Published, Convention::Strict] {
+        if let Some(b) = BfsFile::open(dir, db.geometry(), c)? {
+            files.push(FileCheck { file: b.path().display().to_string(), bytes: b.check()? });
+        }
+    }
+    let bytes = files.iter().map(|f| f.bytes).sum();
+    Ok(ChecksumReport { files, bytes, seconds: t.elapsed().as_secs_f64() })
+}
+
+/// Re-derive every stored value of the database from its children, one phase group at a
+/// time (its records and the base values of the group below: [`GroupValues`]); `reporter`
+/// gets the loading, a step per phase and a note per phase checked.
+pub fn verify_database(db: &Database, reporter: &dyn Reporter) -> Result<Vec<(Phase, VerifyReport)>, Error> {
+    let (g, index) = (db.geometry(), db.index());
+    let mut totals: Vec<u32> = index.phases().iter().map(|p| p.phase().pieces()).collect();
+    totals.dedup();
+    let mut reports = Vec::new();
+    for pieces in totals {
+        let vals = GroupValues::load(db.path(), g, index, pieces, reporter)?;
+        for ph in vals.phases() {
+            let r = verify_phase(g, &vals.records(), ph, reporter);
+            reporter.note(&format!("{ph}: {} positions checked, {} mismatches", thousands(r.positions), r.mismatches));
+            reports.push((ph, r));
+        }
+    }
+    Ok(reports)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::Error;
     use crate::progress::Silent;
     use crate::record::{Packed, PhaseValues};
     use crate::solve::retrograde::{SolveOptions, solve};
-    use crate::store::group::GroupValues;
     use crate::store::phasefile;
 
     #[test]
