@@ -22,21 +22,32 @@ pub fn canonical(geom: &Geometry, pos: &Position) -> (Position, usize) {
             ties |= 1 << k;
         }
     }
-    let mut best_k = ties.trailing_zeros() as usize;
-    if ties.count_ones() > 1 {
-        let mut best_rest = u64::MAX;
-        let mut t = ties;
-        while t != 0 {
-            let k = t.trailing_zeros() as usize;
-            t &= t - 1;
-            let rest = (geom.sym_set(k, pos.opponent) as u64) << 5 | geom.sym_square(k, pos.hole()) as u64;
-            if rest < best_rest {
-                best_rest = rest;
-                best_k = k;
-            }
+    let best_k =
+        if ties.count_ones() > 1 { least_rest(geom, pos, ties as u32).0 } else { ties.trailing_zeros() as usize };
+    (pos.transformed(geom, best_k), best_k)
+}
+
+/// Among the symmetries in the bit set `syms` (bit `k`: symmetry `k`; not empty), the
+/// first whose image of `pos` has the smallest rest of the code, opponent set and hole
+/// (`set << 5 | square`): that symmetry, that rest, and whether another symmetry of
+/// `syms` gives the same rest. The tie-break of the canonical form among the symmetries
+/// that give the smallest player set.
+#[inline]
+pub fn least_rest(geom: &Geometry, pos: &Position, syms: u32) -> (usize, u64, bool) {
+    debug_assert!(syms != 0);
+    let (mut best, mut best_k, mut ties) = (u64::MAX, 0, 0);
+    let mut t = syms;
+    while t != 0 {
+        let k = t.trailing_zeros() as usize;
+        t &= t - 1;
+        let rest = (geom.sym_set(k, pos.opponent) as u64) << 5 | geom.sym_square(k, pos.hole()) as u64;
+        if rest < best {
+            (best, best_k, ties) = (rest, k, 1);
+        } else if rest == best {
+            ties += 1;
         }
     }
-    (pos.transformed(geom, best_k), best_k)
+    (best_k, best, ties > 1)
 }
 
 /// True when `pos` is its own canonical form.

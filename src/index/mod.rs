@@ -34,6 +34,7 @@ pub use playersets::{PlayerSets, colex_rank, colex_unrank};
 use crate::error::Error;
 use crate::game::geometry::{Geometry, squares_of};
 use crate::game::position::{Phase, Position};
+use crate::game::symmetry::least_rest;
 
 /// Binomial coefficients `C(n, k)` for `n, k <= 32`.
 pub const BINOMIAL: [[u64; 33]; 33] = {
@@ -186,23 +187,8 @@ impl PhaseIndex {
             let k = syms.trailing_zeros() as usize;
             return (slot, k, g.sym_set(k, pos.opponent), g.sym_square(k, pos.hole()), false);
         }
-        let mut best = u64::MAX;
-        let mut best_k = 0;
-        let mut ties = 0;
-        let mut t = syms;
-        while t != 0 {
-            let k = t.trailing_zeros() as usize;
-            t &= t - 1;
-            let rest = (g.sym_set(k, pos.opponent) as u64) << 5 | g.sym_square(k, pos.hole()) as u64;
-            if rest < best {
-                best = rest;
-                best_k = k;
-                ties = 1;
-            } else if rest == best {
-                ties += 1;
-            }
-        }
-        (slot, best_k, (best >> 5) as u32, (best & 31) as u32, ties > 1)
+        let (best_k, best, tied) = least_rest(g, pos, syms as u32);
+        (slot, best_k, (best >> 5) as u32, (best & 31) as u32, tied)
     }
 
     /// The index of `pos` (any symmetric image of a position of this phase), a symmetry
