@@ -27,8 +27,18 @@
 //! # Ok::<(), ostledb::Error>(())
 //! ```
 //!
+//! From the bottom up (ARCHITECTURE.md draws the layers; no module names one above it):
+//!
+//! * [`error`], [`sys`], [`progress`]: the one error type, memory, progress reporting.
+//! * [`record`]: what is known about a solved position: [`record::Outcome`], value codes,
+//!   the 64-bit [`record::Packed`] record, the records of a phase.
+//! * [`probe`]: the one way to value a node and its moves over a [`probe::RecordSource`].
 //! * [`store`]: the result database: [`store::Database`] opens a solved database and
 //!   answers probes; values in zstd blocks, keys mapped to indexes by a lookup backend.
+//! * [`solve`]: the retrograde solver and the breadth-first search.
+//! * [`analysis`]: what `ostledb query`, `verify`, `stats` and `interesting` compute;
+//!   [`published`]: the published text format; [`bench`](mod@bench): measurements.
+//! * `cli`: the `ostledb` command line (feature `cli`).
 //!
 //! ## Feature flags
 //!

@@ -34,7 +34,7 @@
 //! # Queries
 //!
 //! [`BfsReport::nodes`] keeps every computed layer; [`BfsNodes::depth_of`] binary-searches
-//! them for a node's depth, and [`node_of`] turns a board and its forbidden move into a
+//! them for a node's depth, and [`node_of`](crate::game::node::node_of) turns a board and its forbidden move into a
 //! key. A node not found has depth greater than the last computed layer (or is not
 //! reachable at all).
 

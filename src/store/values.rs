@@ -18,7 +18,7 @@
 //! almost all zero and most positions have no special move.
 //!
 //! A v2 file may **elide loss distances** (header flag [`FLAG_ELIDED_LOSSES`], what
-//! `pack` writes by default): every loss is stored as code 1 ([`ELIDED_LOSS`]). The
+//! `pack` writes by default): every loss is stored as code 1 ([`ELIDED_LOSS`](crate::record::ELIDED_LOSS)). The
 //! distance is not lost: a lost node's children are all won, with exact distances, and
 //! its distance is one more than the largest of theirs, so one ply of search gives it
 //! back (`probe::resolve_record`). That halves the entropy of the values: (4,4)
@@ -50,7 +50,7 @@ pub const VERSIONS: std::ops::RangeInclusive<u32> = 1..=2;
 pub const HEADER_LEN: usize = 72;
 /// Header size in bytes of a version 1 file.
 pub const HEADER_LEN_V1: usize = 64;
-/// Header flag (v2, bit 0 of the flags word): every loss is stored as [`ELIDED_LOSS`].
+/// Header flag (v2, bit 0 of the flags word): every loss is stored as [`ELIDED_LOSS`](crate::record::ELIDED_LOSS).
 pub const FLAG_ELIDED_LOSSES: u32 = 1;
 /// Size of one block index entry in bytes.
 pub const ENTRY_LEN: usize = 24;
@@ -74,7 +74,7 @@ pub struct WriteOptions {
     pub block: u32,
     /// zstd compression level (1..=22).
     pub level: i32,
-    /// Store every loss as [`ELIDED_LOSS`] (its distance is found again by one ply of
+    /// Store every loss as [`ELIDED_LOSS`](crate::record::ELIDED_LOSS) (its distance is found again by one ply of
     /// search): about 40% smaller on (4,4), whole-phase reads pay for a search.
     pub elide_losses: bool,
 }
@@ -424,7 +424,7 @@ impl ValueFile {
         self.version
     }
 
-    /// True when losses are stored without their distance (as [`ELIDED_LOSS`]): records
+    /// True when losses are stored without their distance (as [`ELIDED_LOSS`](crate::record::ELIDED_LOSS)): records
     /// read from this file need [`Packed::needs_resolving`] checked and resolved.
     pub fn elides_losses(&self) -> bool {
         self.elided
@@ -576,7 +576,7 @@ impl<'a> Stream<'a> {
 }
 
 /// All records of a phase as stored in its value file (every block checked): with
-/// [`ELIDED_LOSS`] for losses if the file elides them (`store::load_phase` resolves them).
+/// [`ELIDED_LOSS`](crate::record::ELIDED_LOSS) for losses if the file elides them (`store::load_phase` resolves them).
 pub fn load_raw(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> Result<PhaseValues, Error> {
     load_file(&ValueFile::open(dir, geom, phase, expect)?)
 }
