@@ -62,13 +62,12 @@ fn value_played(
             Removal::Opponent if r.child.player.count_ones() == losing => Outcome::Win(1),
             Removal::Own if r.child.opponent.count_ones() == losing => Outcome::Loss(1),
             // A removal cannot be undone, so nothing is forbidden after it.
-            Removal::Opponent | Removal::Own => node_value(geom, src, &r.child, 0)?,
+            Removal::Opponent | Removal::Own => node_value(geom, src, &r.child, 0)?.parent(),
             Removal::None => {
                 let target = *target.get_or_insert_with(|| canonical_code(geom, pos));
-                child_value(geom, src, target, &r.child)?
+                child_value(geom, src, target, &r.child)?.parent()
             }
-        }
-        .parent();
+        };
         out.push(MoveValue { index: i + 1, mv: *mv, removal: r.removal, outcome });
     }
     Ok(out)
