@@ -3,9 +3,12 @@
 
 use rayon::prelude::*;
 
+use crate::error::Error;
 use crate::game::forbidden::unmoves_with_node_index;
 use crate::game::moves::is_immediate_win;
 use crate::index::PhaseIndex;
+use crate::progress::Reporter;
+use crate::store::Database;
 
 /// Counts over one phase.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -192,4 +195,29 @@ pub fn phase_stats(
         .reduce(PhaseStats::default, PhaseStats::merge);
     st.phase = [index.phase().player, index.phase().opponent];
     st
+}
+
+/// The statistics of every phase of a database, one phase group in memory at a time
+/// (elided loss distances are resolved a group at a time); `reporter` gets the loading
+/// and a step per phase.
+pub fn database_stats(db: &Database, reporter: &dyn Reporter) -> Result<Vec<PhaseStats>, Error> {
+    let (g, index) = (db.geometry(), db.index());
+    let mut totals: Vec<u32> = index.phases().iter().map(|p| p.phase().pieces()).collect();
+    totals.dedup();
+    let mut phases = Vec::new();
+    for total in totals {
+        let group =
+            crate::store::load_group(db.path(), g, index, total, reporter)?.ok_or_else(|| Error::MissingDatabase {
+                path: db.path().to_path_buf(),
+                phase: format!("with {total} pieces"),
+                max_pieces: total,
+            })?;
+        for pv in &group {
+            let pi = index.phase(pv.phase()).expect("a phase of the index");
+            reporter.begin(&format!("stats {}", pi.phase()), pi.len());
+            phases.push(phase_stats(pi, pv, &|n| reporter.advance(n)));
+            reporter.end();
+        }
+    }
+    Ok(phases)
 }

@@ -3,12 +3,10 @@
 use clap::Args;
 use serde::Serialize;
 
-use crate::analysis::stats::{PhaseStats, ValueCounts, phase_stats};
-use crate::cli::progress::{CliReporter, Progress};
+use crate::analysis::stats::{PhaseStats, ValueCounts, database_stats};
+use crate::cli::progress::CliReporter;
 use crate::cli::{CommonArgs, emit, emit_json, thousands};
 use crate::error::Error;
-use crate::game::Geometry;
-use crate::index::GameIndex;
 use crate::store::Database;
 
 /// Arguments of `ostledb stats`.
@@ -45,28 +43,8 @@ fn line(out: &mut String, what: &str, v: &ValueCounts) {
 /// Run `ostledb stats`.
 pub fn run(args: StatsArgs) -> Result<(), Error> {
     let db = Database::open(&args.common.db)?;
-    let g: &Geometry = db.geometry();
     let max = db.max_pieces();
-    let index = GameIndex::build(g, max)?;
-    let mut phases = Vec::new();
-    let mut totals: Vec<u32> = index.phases().iter().map(|p| p.phase().pieces()).collect();
-    totals.dedup();
-    // One phase group in memory at a time (elided loss distances are resolved a group
-    // at a time).
-    for total in totals {
-        let group = crate::store::load_group(&args.common.db, g, &index, total, &CliReporter::new(args.common.quiet))?
-            .ok_or_else(|| Error::MissingDatabase {
-                path: args.common.db.clone(),
-                phase: format!("with {total} pieces"),
-                max_pieces: total,
-            })?;
-        for pv in &group {
-            let pi = index.phase(pv.phase()).expect("a phase of the index");
-            let bar = Progress::new(args.common.quiet, &format!("stats {}", pi.phase()), pi.len());
-            phases.push(phase_stats(pi, pv, &|n| bar.add(n)));
-            bar.finish();
-        }
-    }
+    let phases = database_stats(&db, &CliReporter::new(args.common.quiet))?;
     let total = phases.iter().cloned().fold(PhaseStats::default(), PhaseStats::merge);
     let report = Report { max_pieces: max, phases, total };
     if args.json {
