@@ -1,5 +1,6 @@
 //! Progress reporting from library code. The library never prints: long steps call a
-//! [`Reporter`], which the command line renders as progress bars.
+//! [`Reporter`], which the command line renders as progress bars; [`thousands`] formats
+//! the counts in its messages.
 
 /// Receives progress of long steps. Calls may come from several threads.
 pub trait Reporter: Send + Sync {
@@ -21,4 +22,17 @@ impl Reporter for Silent {
     fn begin(&self, _: &str, _: u64) {}
     fn advance(&self, _: u64) {}
     fn end(&self) {}
+}
+
+/// Group digits by thousands: 1234567 -> "1,234,567".
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }

@@ -16,6 +16,7 @@ pub mod solve;
 pub mod stats;
 pub mod verify;
 
+pub use crate::progress::thousands;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -159,17 +160,4 @@ pub fn emit_json<T: serde::Serialize>(value: &T) -> Result<(), Error> {
     let mut s = serde_json::to_string(value).map_err(|e| Error::InvalidArgument(e.to_string()))?;
     s.push('\n');
     emit(&s)
-}
-
-/// Group digits by thousands: 1234567 -> "1,234,567".
-pub fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
