@@ -69,13 +69,20 @@ fn clock(secs: f64) -> String {
 /// Renders the library's [`crate::progress::Reporter`] calls as progress lines.
 pub struct CliReporter {
     quiet: bool,
+    /// Written before every note as `{prefix}: ` (empty: nothing).
+    prefix: String,
     current: Mutex<Option<std::sync::Arc<Progress>>>,
 }
 
 impl CliReporter {
     /// A reporter; `quiet` silences everything.
     pub fn new(quiet: bool) -> CliReporter {
-        CliReporter { quiet, current: Mutex::new(None) }
+        CliReporter { quiet, prefix: String::new(), current: Mutex::new(None) }
+    }
+
+    /// The same reporter writing every note as `{prefix}: {note}`.
+    pub fn with_note_prefix(self, prefix: &str) -> CliReporter {
+        CliReporter { prefix: prefix.to_string(), ..self }
     }
 
     fn current(&self) -> Option<std::sync::Arc<Progress>> {
@@ -107,6 +114,13 @@ impl crate::progress::Reporter for CliReporter {
         if self.quiet {
             return;
         }
+        let prefixed;
+        let message = if self.prefix.is_empty() {
+            message
+        } else {
+            prefixed = format!("{}: {message}", self.prefix);
+            &prefixed
+        };
         match self.current() {
             Some(p) if !p.bar.is_hidden() => p.bar.println(message),
             _ => eprintln!("{message}"),
