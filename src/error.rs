@@ -16,13 +16,18 @@ pub const EXIT_CORRUPT: i32 = 1;
 /// Exit code of `ostledb` when it could not do what was asked (bad input, no database,
 /// an I/O error, a stopped solve). Also what clap uses for a bad command line.
 pub const EXIT_FAILED: i32 = 2;
+/// Exit code of `ostledb` when a second Ctrl-C (or SIGTERM) quits a solve at once
+/// (128 + SIGINT, as a shell reports a process that SIGINT ended).
+pub const EXIT_INTERRUPTED: i32 = 130;
 
 impl Error {
     /// The process exit code for this error: [`EXIT_CORRUPT`] for a damaged database or
-    /// values that disagree with their children, [`EXIT_FAILED`] otherwise.
+    /// values that disagree with their children, 0 for [`Error::ClosedPipe`] (not a
+    /// failure), [`EXIT_FAILED`] otherwise.
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Corrupt { .. } | Error::VerifyFailed(_) => EXIT_CORRUPT,
+            Error::ClosedPipe => 0,
             _ => EXIT_FAILED,
         }
     }
@@ -146,6 +151,11 @@ pub enum Error {
         /// What is wrong with it.
         reason: String,
     },
+    /// Standard output was closed by its reader (`ostledb query - | head -1`): the
+    /// command stops writing and ends early. Not a failure: the reader has all it wanted,
+    /// so `ostledb` exits with 0 and prints nothing.
+    #[error("standard output was closed by its reader")]
+    ClosedPipe,
     /// An I/O error on a file.
     #[error("{path}: {source}")]
     Io {

@@ -42,8 +42,11 @@
 //!
 //! ## Feature flags
 //!
-//! Lookup backends of the result store ([`store::keys`]); `sorted` and `rank` are always
-//! built. Default: `levelwise`, `hash`, `mmap`. Off by default: `sled` (a baseline).
+//! * `cli` (default): the `ostledb` binary and its library half, the `cli` module (clap,
+//!   indicatif, ctrlc). Without it the library builds without those crates
+//!   (`default-features = false`, then name the backends wanted).
+//! * Lookup backends of the result store ([`store::keys`]); `sorted` and `rank` are always
+//!   built. Default: `levelwise`, `hash`, `mmap`. Off by default: `sled` (a baseline).
 
 #![warn(missing_docs)]
 // Table-building loops over square and symmetry numbers read better with indices.
@@ -51,6 +54,7 @@
 
 pub mod analysis;
 pub mod bench;
+#[cfg(feature = "cli")]
 pub mod cli;
 pub mod error;
 pub mod game;

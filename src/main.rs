@@ -1,10 +1,37 @@
-//! The `ostledb` binary: parse the command line and dispatch.
+//! The `ostledb` binary: parse the command line, handle Ctrl-C for a command that stops on
+//! request, dispatch, and turn the result into the exit code. Only this file ends the
+//! process; the library (`ostledb::cli` included) always returns.
+
+use std::sync::atomic::Ordering;
 
 use clap::Parser;
+use ostledb::cli::{Cli, Signals};
+use ostledb::error::EXIT_INTERRUPTED;
 
 fn main() {
-    let cli = ostledb::cli::Cli::parse();
-    if let Err(e) = ostledb::cli::run(cli) {
+    let cli = Cli::parse();
+    let signals = Signals::default();
+    // Only for a command that stops cleanly on request (`solve`); the others keep the
+    // default, an immediate exit. The first Ctrl-C (or SIGTERM) sets the stop flag: the
+    // solve saves a checkpoint at the next level boundary and returns an error (exit code
+    // 2). A second one quits at once, keeping the last checkpoint. `set_handler` also
+    // replaces an inherited "ignore SIGINT" (a shell's background job), so a stop request
+    // is never lost; a failure to install leaves the default (immediate exit, last
+    // checkpoint kept).
+    if let Some(on) = cli.on_interrupt() {
+        let stop = signals.stop.clone();
+        let _ = ctrlc::set_handler(move || {
+            if stop.swap(true, Ordering::SeqCst) {
+                eprintln!("{}", on.quitting);
+                std::process::exit(EXIT_INTERRUPTED);
+            }
+            if let Some(m) = on.stopping {
+                eprintln!("{m}");
+            }
+        });
+    }
+    // A closed stdout pipe is `Ok` already (`cli::run`): exit code 0, nothing printed.
+    if let Err(e) = ostledb::cli::run(cli, &signals) {
         eprintln!("ostledb: error: {e}");
         std::process::exit(e.exit_code());
     }

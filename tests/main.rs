@@ -1,6 +1,8 @@
 //! Integration tests: one binary, one module per concern.
 
 mod bruteforce;
+// Runs the `ostledb` binary, which needs the `cli` feature (on by default).
+#[cfg(feature = "cli")]
 mod cli;
 mod engine;
 mod examples;

@@ -1,5 +1,8 @@
 //! The `ostledb` command line: one module per subcommand, each with its own argument
-//! struct and a `run` function. `main.rs` only parses and dispatches.
+//! struct and a `run` function (built with the `cli` feature). `main.rs` parses, installs
+//! Ctrl-C handling for a command that wants it ([`Cli::on_interrupt`], [`Signals`]),
+//! dispatches to [`run`] and turns its result into the exit code: nothing here ends the
+//! process, everything returns.
 
 pub mod bench;
 pub mod bfs;
@@ -19,6 +22,8 @@ pub mod verify;
 pub use crate::progress::thousands;
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -120,12 +125,56 @@ pub fn parse_with_prev(
     Ok((pos, prev))
 }
 
-/// Run the parsed command line.
-pub fn run(cli: Cli) -> Result<(), Error> {
+/// What the binary hands to [`run`] about Ctrl-C and SIGTERM. The binary owns the signal
+/// handler (installed only when [`Cli::on_interrupt`] asks for one); the library only
+/// reads the flag.
+#[derive(Debug, Clone, Default)]
+pub struct Signals {
+    /// Set by the binary at the first Ctrl-C or SIGTERM; `solve` passes it on as
+    /// [`crate::solve::SolveOptions::stop`], so the solve saves a checkpoint and returns
+    /// [`Error::Interrupted`] at the next level boundary.
+    pub stop: Arc<AtomicBool>,
+}
+
+/// How the binary is to handle Ctrl-C (and SIGTERM) for a command that stops cleanly on
+/// request: the first signal sets [`Signals::stop`] and prints `stopping`, a second one
+/// prints `quitting` and ends the process at once with
+/// [`EXIT_INTERRUPTED`](crate::error::EXIT_INTERRUPTED).
+#[derive(Debug, Clone)]
+pub struct OnInterrupt {
+    /// Said on stderr at the first signal (`None` with `--quiet`).
+    pub stopping: Option<&'static str>,
+    /// Said on stderr at the second signal, just before the process ends.
+    pub quitting: &'static str,
+}
+
+impl Cli {
+    /// Whether this command stops cleanly when [`Signals::stop`] is set, and what to say
+    /// then: only `solve` does (it saves a checkpoint first). For every other command the
+    /// binary installs no handler, so Ctrl-C ends the process at once, as by default.
+    pub fn on_interrupt(&self) -> Option<OnInterrupt> {
+        match &self.command {
+            Command::Solve(a) => Some(solve::on_interrupt(a)),
+            _ => None,
+        }
+    }
+}
+
+/// Run the parsed command line; `Ok` means exit code 0. A closed stdout pipe
+/// ([`Error::ClosedPipe`], `ostledb query - | head -1`) ends the command early and is
+/// `Ok` here: the reader has all it wanted.
+pub fn run(cli: Cli, signals: &Signals) -> Result<(), Error> {
+    match dispatch(cli, signals) {
+        Err(Error::ClosedPipe) => Ok(()),
+        r => r,
+    }
+}
+
+fn dispatch(cli: Cli, signals: &Signals) -> Result<(), Error> {
     match cli.command {
         Command::Positions(a) => positions::run(a),
         Command::Inspect(a) => inspect::run(a),
-        Command::Solve(a) => solve::run(a),
+        Command::Solve(a) => solve::run(a, signals),
         Command::Query(a) => query::run(a),
         Command::Stats(a) => stats::run(a),
         Command::Verify(a) => verify::run(a),
@@ -145,12 +194,13 @@ pub fn emit(text: &str) -> Result<(), Error> {
     stdout_result(out.write_all(text.as_bytes()).and_then(|_| out.flush()))
 }
 
-/// The result of a write to stdout: a closed pipe ends the process with success (the
-/// reader has all it wanted), any other failure is an error.
+/// The result of a write to stdout: a closed pipe is [`Error::ClosedPipe`], which the
+/// caller passes up (`?`) to [`run`], where it becomes success (the reader has all it
+/// wanted); any other failure is an I/O error.
 pub fn stdout_result(r: std::io::Result<()>) -> Result<(), Error> {
     match r {
         Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(Error::ClosedPipe),
         Err(e) => Err(Error::Io { path: "<stdout>".into(), source: e }),
     }
 }

@@ -1,14 +1,13 @@
 //! `ostledb solve`: retrograde analysis of every phase up to a piece count.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use clap::Args;
 
 use crate::cli::pack::{StoreArgs, pack_and_report};
 use crate::cli::progress::CliReporter;
-use crate::cli::{CommonArgs, emit, thousands};
+use crate::cli::{CommonArgs, OnInterrupt, Signals, emit, thousands};
 use crate::error::Error;
 use crate::game::Geometry;
 use crate::game::notation::parse_board;
@@ -45,8 +44,21 @@ pub struct SolveArgs {
     common: CommonArgs,
 }
 
-/// Run `ostledb solve`.
-pub fn run(args: SolveArgs) -> Result<(), Error> {
+/// What Ctrl-C (or SIGTERM) does during `ostledb solve` (see
+/// [`crate::cli::Cli::on_interrupt`]): the first stops at the next level boundary after
+/// saving a checkpoint; a second one quits at once, keeping the last checkpoint.
+pub fn on_interrupt(args: &SolveArgs) -> OnInterrupt {
+    OnInterrupt {
+        stopping: (!args.common.quiet).then_some(
+            "ostledb: stopping after the current step, once a checkpoint is saved (press Ctrl-C again to quit at once)",
+        ),
+        quitting: "ostledb: stopped; the last checkpoint in the database directory is kept",
+    }
+}
+
+/// Run `ostledb solve`; it stops at the next level boundary, with a checkpoint saved,
+/// once `signals.stop` is set.
+pub fn run(args: SolveArgs, signals: &Signals) -> Result<(), Error> {
     if let Some(t) = args.threads {
         rayon::ThreadPoolBuilder::new()
             .num_threads(t)
@@ -55,30 +67,13 @@ pub fn run(args: SolveArgs) -> Result<(), Error> {
     }
     let t = Instant::now();
     let g = Geometry::standard();
-    // Ctrl-C (or SIGTERM): stop at the next level boundary after saving a checkpoint; a
-    // second one quits at once, keeping the last checkpoint. `set_handler` also replaces
-    // an inherited "ignore SIGINT" (a shell's background job), so a stop request is never
-    // lost; a failure to install leaves the default (immediate exit, last checkpoint kept).
-    let stop = Arc::new(AtomicBool::new(false));
-    let flag = stop.clone();
-    let quiet = args.common.quiet;
-    let _ = ctrlc::set_handler(move || {
-        if flag.swap(true, Ordering::SeqCst) {
-            eprintln!("ostledb: stopped; the last checkpoint in the database directory is kept");
-            std::process::exit(130);
-        }
-        if !quiet {
-            eprintln!(
-                "ostledb: stopping after the current step, once a checkpoint is saved (press Ctrl-C again to quit at once)"
-            );
-        }
-    });
+    // Ctrl-C (or SIGTERM) sets the flag (the binary's handler, see `on_interrupt`).
     let opts = SolveOptions {
         reporter: Arc::new(CliReporter::new(args.common.quiet)),
         dir: Some(args.common.db.clone()),
         checkpoint_every: (args.checkpoint_minutes > 0)
             .then(|| std::time::Duration::from_secs(60 * args.checkpoint_minutes)),
-        stop: Some(stop),
+        stop: Some(signals.stop.clone()),
     };
     let mut out = String::new();
     solve_into(g, args.max_pieces, &opts, |p| {
