@@ -11,22 +11,30 @@ pub struct NotationError {
     pub reason: String,
 }
 
-/// Exit code of `ostledb` when the database is damaged or wrong.
+/// Exit code of `ostledb` when the database is damaged or wrong (a bad magic, a
+/// checksum mismatch, other damage, values that disagree with their children).
 pub const EXIT_CORRUPT: i32 = 1;
 /// Exit code of `ostledb` when it could not do what was asked (bad input, no database,
-/// an I/O error, a stopped solve). Also what clap uses for a bad command line.
+/// an I/O error, a stopped solve, a file written by a newer ostledb). Also what clap
+/// uses for a bad command line.
 pub const EXIT_FAILED: i32 = 2;
 /// Exit code of `ostledb` when a second Ctrl-C (or SIGTERM) quits a solve at once
 /// (128 + SIGINT, as a shell reports a process that SIGINT ended).
 pub const EXIT_INTERRUPTED: i32 = 130;
 
 impl Error {
-    /// The process exit code for this error: [`EXIT_CORRUPT`] for a damaged database or
-    /// values that disagree with their children, 0 for [`Error::ClosedPipe`] (not a
-    /// failure), [`EXIT_FAILED`] otherwise.
+    /// The process exit code for this error: [`EXIT_CORRUPT`] for a damaged database
+    /// ([`Error::Corrupt`], [`Error::BadMagic`], [`Error::ChecksumMismatch`]) or values
+    /// that disagree with their children ([`Error::VerifyFailed`]); 0 for
+    /// [`Error::ClosedPipe`] (not a failure); [`EXIT_FAILED`] otherwise,
+    /// [`Error::NewerFormat`] included: a file written by a newer ostledb is not damaged,
+    /// this build just cannot read it.
     pub fn exit_code(&self) -> i32 {
         match self {
-            Error::Corrupt { .. } | Error::VerifyFailed(_) => EXIT_CORRUPT,
+            Error::Corrupt { .. }
+            | Error::BadMagic { .. }
+            | Error::ChecksumMismatch { .. }
+            | Error::VerifyFailed(_) => EXIT_CORRUPT,
             Error::ClosedPipe => 0,
             _ => EXIT_FAILED,
         }
@@ -54,6 +62,121 @@ pub fn corrupt(path: &Path, reason: impl Into<String>) -> Error {
     Error::Corrupt { path: path.to_path_buf(), reason: reason.into() }
 }
 
+/// A checksum that does not match: `section` of the `kind` of file at `path` (block
+/// `block` where the section is made of blocks), at bytes `bytes` where known.
+pub fn checksum_mismatch(
+    path: &Path,
+    kind: FileKind,
+    section: &str,
+    block: Option<u64>,
+    bytes: Option<(u64, u64)>,
+) -> Error {
+    Error::ChecksumMismatch { path: path.to_path_buf(), kind, section: section.into(), block, bytes }
+}
+
+/// The kinds of file ostledb reads: each error about a file's format names its kind and
+/// says how to rebuild that kind of file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FileKind {
+    /// The metadata `ostledb.meta`.
+    Metadata,
+    /// A value file `values-A-B.zst`.
+    Values,
+    /// A sorted keys file `keys-A-B.sorted` (backends sorted, levelwise and mmap).
+    SortedKeys,
+    /// A hash key index `keys-A-B.hash`.
+    HashKeys,
+    /// A stored breadth-first search `bfs-CONVENTION.zst`.
+    Bfs,
+    /// A solver's phase value file `phase-A-B.vals`.
+    PhaseFile,
+    /// A solver's group checkpoint `group-A-B[-C-D].ckpt`.
+    Checkpoint,
+}
+
+impl FileKind {
+    /// What the file is, in a sentence: "value file".
+    pub fn name(self) -> &'static str {
+        match self {
+            FileKind::Metadata => "metadata file",
+            FileKind::Values => "value file",
+            FileKind::SortedKeys => "sorted keys file",
+            FileKind::HashKeys => "hash key index",
+            FileKind::Bfs => "BFS file",
+            FileKind::PhaseFile => "phase value file",
+            FileKind::Checkpoint => "group checkpoint",
+        }
+    }
+
+    /// Whose format version the file carries, in a sentence: "value file", "database"
+    /// (the metadata's version is the database format's).
+    pub fn format_name(self) -> &'static str {
+        match self {
+            FileKind::Metadata => "database",
+            k => k.name(),
+        }
+    }
+
+    /// How to replace an unusable file of this kind at `path` (its directory is the
+    /// database's): what the commands that write it can rebuild it from.
+    pub fn advice(self, path: &Path) -> String {
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.display().to_string(),
+            _ => ".".to_string(),
+        };
+        match self {
+            FileKind::Metadata => format!(
+                "rebuild it with `ostledb pack --db {dir}` (it reads the value files; add a --backend for each key index to list)"
+            ),
+            FileKind::Values => format!(
+                "rebuild it with `ostledb pack --db {dir}` if the solver's phase files were kept (--keep-work); otherwise delete it and run `ostledb solve --db {dir}` again with the database's --max-pieces"
+            ),
+            FileKind::SortedKeys => format!("rebuild it with `ostledb index --db {dir} --backend sorted`"),
+            FileKind::HashKeys => format!("rebuild it with `ostledb index --db {dir} --backend hash`"),
+            FileKind::Bfs => {
+                let strict = path.file_name().is_some_and(|n| n.to_string_lossy().contains("strict"));
+                format!(
+                    "rebuild it with `ostledb bfs --db {dir} --store{}` and the other options it was made with (--max-depth), or delete it (it is optional)",
+                    if strict { " --strict" } else { "" }
+                )
+            }
+            FileKind::PhaseFile => format!(
+                "delete it and run `ostledb solve --db {dir}` again with the same --max-pieces (its phase is solved again, or read from its value file)"
+            ),
+            FileKind::Checkpoint => {
+                format!("delete it: the next `ostledb solve --db {dir}` solves its phase group from the start")
+            }
+        }
+    }
+
+    /// What to do, besides using a newer ostledb, with a file of this kind from a newer
+    /// ostledb.
+    fn newer_advice(self) -> &'static str {
+        match self {
+            FileKind::Checkpoint => "or delete it: this one then solves its phase group from the start",
+            FileKind::PhaseFile => "or delete it and solve its phase again with this one",
+            _ => "or rebuild the database with this one",
+        }
+    }
+}
+
+impl std::fmt::Display for FileKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Where in a file a checksum failed: "block 17 (values, bytes 72..1090)", "the header".
+fn checksum_place(section: &str, block: Option<u64>, bytes: Option<(u64, u64)>) -> String {
+    match (block, bytes) {
+        (Some(b), Some((s, e))) => format!("block {b} ({section}, bytes {s}..{e})"),
+        (Some(b), None) => format!("block {b} ({section})"),
+        (None, Some((s, e))) => format!("the {section} (bytes {s}..{e})"),
+        (None, None) => format!("the {section}"),
+    }
+}
+
 /// Everything that can go wrong in ostledb.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -72,13 +195,65 @@ pub enum Error {
     /// A command-line or API argument out of range.
     #[error("{0}")]
     InvalidArgument(String),
-    /// A database file is damaged or is not what its name says.
+    /// A database file is damaged or is not what its name says: truncated, impossible
+    /// values, another board or phase. (A bad magic, a file of a newer format and a
+    /// checksum mismatch have variants of their own.)
     #[error("{path}: the file is damaged ({reason}); delete it and run `ostledb solve` again to rebuild it")]
     Corrupt {
         /// The file concerned.
         path: PathBuf,
         /// What is wrong with it.
         reason: String,
+    },
+    /// A file whose first 8 bytes are not the magic of the kind of file its name says:
+    /// another file took its name, or its start is damaged.
+    #[error(
+        "{path}: not an ostledb {kind} (its first bytes are not the {kind} magic); {}",
+        .kind.advice(.path)
+    )]
+    BadMagic {
+        /// The file concerned.
+        path: PathBuf,
+        /// The kind of file expected there.
+        kind: FileKind,
+    },
+    /// A file of a format version above those this build reads: written by a newer
+    /// ostledb, not damaged. Reported only when the version field cannot be shown to be
+    /// damaged, i.e. when putting back a version this build reads does not make the
+    /// checksum over the version field hold (see `schema/FORMAT.md`, "Format errors").
+    #[error(
+        "{path}: written by ostledb {} format v{found}; this build reads up to v{max}: use a newer ostledb ({})",
+        .kind.format_name(),
+        .kind.newer_advice()
+    )]
+    NewerFormat {
+        /// The file concerned.
+        path: PathBuf,
+        /// Its kind.
+        kind: FileKind,
+        /// The format version in the file.
+        found: u32,
+        /// The newest version of that kind this build reads.
+        max: u32,
+    },
+    /// A checksum that does not match what it covers: the file is damaged.
+    #[error(
+        "{path}: checksum mismatch in {}; the file is damaged: {}",
+        checksum_place(.section, *.block, *.bytes),
+        .kind.advice(.path)
+    )]
+    ChecksumMismatch {
+        /// The file concerned.
+        path: PathBuf,
+        /// Its kind.
+        kind: FileKind,
+        /// The part of the file the checksum covers: "header", "block index", "values"
+        /// (a value block), "keys", "body", "metadata", "records"...
+        section: String,
+        /// The block, for sections made of blocks (value files, BFS files).
+        block: Option<u64>,
+        /// The bytes the checksum covers (start..end in the file), where known.
+        bytes: Option<(u64, u64)>,
     },
     /// No solved database where one was expected.
     #[error(

@@ -260,6 +260,15 @@ fn open_check_answer(dir: &Path, backend: Backend, sol: &Solution) -> Result<(),
     Ok(())
 }
 
+/// The file a damage error names: `Some` for the errors that say a file is damaged
+/// (exit code 1): a bad magic, a checksum mismatch, other damage.
+fn damaged_file(e: &Error) -> Option<&Path> {
+    match e {
+        Error::Corrupt { path, .. } | Error::BadMagic { path, .. } | Error::ChecksumMismatch { path, .. } => Some(path),
+        _ => None,
+    }
+}
+
 fn files_of(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> =
         std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_file()).collect();
@@ -288,7 +297,10 @@ fn every_flipped_byte_and_every_truncation_is_an_error_never_a_wrong_answer() {
             std::fs::write(&file, &bad).unwrap();
             for &b in &backends {
                 match open_check_answer(&dir, b, &sol) {
-                    Err(Error::Corrupt { path, .. }) => assert!(path.starts_with(&dir), "{}", path.display()),
+                    Err(e) if damaged_file(&e).is_some() => {
+                        let path = damaged_file(&e).unwrap();
+                        assert!(path.starts_with(&dir), "{}", path.display())
+                    }
                     Err(e) => panic!("{}: byte {at} flipped, backend {b}: not reported as damage: {e}", file.display()),
                     Ok(()) => panic!("{}: byte {at} flipped, backend {b}: not detected", file.display()),
                 }
@@ -318,37 +330,52 @@ fn every_flipped_byte_and_every_truncation_is_an_error_never_a_wrong_answer() {
 
 #[test]
 fn foreign_magic_and_future_versions_are_refused_with_a_clear_reason() {
+    use ostledb::error::FileKind;
     let g = Geometry::new(3, 3).unwrap();
     let dir = tmpdir("magic");
     build(&g, &dir, 6, vec![Backend::Sorted]);
-    let cases: [(&str, usize, &str); 3] =
-        [(meta::FILE, 0, "bad magic"), ("values-2-2.zst", 0, "bad magic"), ("keys-2-2.sorted", 0, "bad magic")];
-    for (name, at, why) in cases {
+    let cases: [(&str, usize, FileKind); 3] = [
+        (meta::FILE, 0, FileKind::Metadata),
+        ("values-2-2.zst", 0, FileKind::Values),
+        ("keys-2-2.sorted", 0, FileKind::SortedKeys),
+    ];
+    for (name, at, kind) in cases {
         let file = dir.join(name);
         let good = std::fs::read(&file).unwrap();
         let mut bad = good.clone();
         bad[at] = b'X';
         std::fs::write(&file, &bad).unwrap();
         let e = open_check_answer(&dir, Backend::Sorted, &oracle(&g, 6)).unwrap_err();
-        assert!(e.to_string().contains(why) && e.to_string().contains(name), "{name}: {e}");
+        assert!(matches!(&e, Error::BadMagic { path, kind: k } if *path == file && *k == kind), "{name}: {e:?}");
+        assert!(
+            e.to_string().contains(&format!("not an ostledb {kind}")) && e.to_string().contains(name),
+            "{name}: {e}"
+        );
         std::fs::write(&file, &good).unwrap();
     }
-    // A version from the future: the reader says which versions it reads.
+    // A version from the future (its header checksum recomputed, as a newer ostledb
+    // would write it): the reader says which versions it reads.
     let file = dir.join(meta::FILE);
     let good = std::fs::read(&file).unwrap();
     let mut bad = good.clone();
     bad[8] = 9;
+    let sum = ostledb::store::file::checksum(&bad[..24]);
+    bad[24..32].copy_from_slice(&sum.to_le_bytes());
     std::fs::write(&file, &bad).unwrap();
     let e = Database::open(&dir).unwrap_err();
-    assert!(e.to_string().contains("version 9") && e.to_string().contains("reads versions 1..=2"), "{e}");
+    assert!(matches!(e, Error::NewerFormat { found: 9, max: 2, .. }), "{e:?}");
+    assert!(e.to_string().contains("format v9") && e.to_string().contains("reads up to v2"), "{e}");
     let file = dir.join("values-2-2.zst");
     let good_v = std::fs::read(&file).unwrap();
     std::fs::write(dir.join(meta::FILE), &good).unwrap();
     let mut bad = good_v.clone();
     bad[8] = 3;
+    let sum = ostledb::store::file::checksum(&bad[..64]);
+    bad[64..72].copy_from_slice(&sum.to_le_bytes());
     std::fs::write(&file, &bad).unwrap();
     let e = Database::open(&dir).unwrap_err();
-    assert!(e.to_string().contains("version 3") && e.to_string().contains("reads versions 1..=2"), "{e}");
+    assert!(matches!(e, Error::NewerFormat { found: 3, max: 2, .. }), "{e:?}");
+    assert!(e.to_string().contains("format v3") && e.to_string().contains("reads up to v2"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -473,7 +500,7 @@ fn stored_bfs_answers_as_the_search_in_memory() {
             bad[at] ^= 0x10;
             std::fs::write(&path, &bad).unwrap();
             match BfsFile::open(&dir, g, convention) {
-                Err(Error::Corrupt { .. }) => {}
+                Err(e) if damaged_file(&e) == Some(path.as_path()) => {}
                 Ok(Some(f)) => assert!(f.check().is_err(), "flip at {at} not caught"),
                 other => panic!("flip at {at}: {other:?}"),
             }
@@ -584,6 +611,250 @@ fn pack_rewrites_value_files_from_any_version() {
             assert_eq!((f.version(), f.elides_losses(), f.block_positions()), (2, elide, 100));
         }
         check_against(&db, &sol, 3);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// One kind of file in the format-error tests: where it is, how the database reads it
+/// (every checksum checked), its newest version, where its header checksum is, and a
+/// byte under a block or body checksum.
+struct FileCase {
+    kind: ostledb::error::FileKind,
+    file: PathBuf,
+    read: Box<dyn Fn() -> Result<(), Error>>,
+    /// The newest format version this build reads.
+    max: u32,
+    /// The offset of the header checksum, which covers the bytes before it (`None`: the
+    /// header has none).
+    header_sum: Option<usize>,
+    /// A byte under a block or body checksum, the section and the block it is in.
+    body_byte: usize,
+    section: &'static str,
+    block: Option<u64>,
+}
+
+/// A 3x3 database in `dir` holding one file of every kind that has a format version:
+/// the metadata, a value file, the sorted keys file, the hash key index (when
+/// compiled), a BFS file and a solver's phase value file; each with how to read it.
+fn format_cases(name: &str) -> (PathBuf, Vec<FileCase>) {
+    use ostledb::error::FileKind;
+    use ostledb::game::Phase;
+    use ostledb::game::node::Convention;
+    use ostledb::store::file::{le_u32, le_u64};
+    use ostledb::store::{bfs, phasefile, values};
+    let g = Geometry::new(3, 3).unwrap();
+    let dir = tmpdir(name);
+    let hash = Backend::available().contains(&Backend::Hash);
+    let mut backends = vec![Backend::Sorted];
+    if hash {
+        backends.push(Backend::Hash);
+    }
+    build(&g, &dir, 6, backends);
+    let sol = oracle(&g, 6);
+    // The largest phase: several value blocks of 256 positions.
+    let ph = Phase::new(3, 3);
+    let p = sol.index().phase(ph).unwrap().clone();
+    let n = p.len();
+    phasefile::save(&dir, &g, sol.phase(ph).unwrap()).unwrap();
+    // Two BFS blocks (65,536 keys each at most).
+    let layer: Vec<u64> = (0..70_000u64).map(|i| 3 * i + 1).collect();
+    bfs::write(&dir, &g, Convention::Published, true, false, &[&[0], &layer]).unwrap();
+
+    let vpath = dir.join(values::file_name(ph));
+    let v = std::fs::read(&vpath).unwrap();
+    let blocks = le_u32(&v, 28) as u64;
+    assert!(blocks >= 3, "{blocks} value blocks");
+    let (index_at, b) = (le_u64(&v, 32) as usize, blocks / 2);
+    let entry = index_at + 24 * b as usize;
+    let (offset, len) = (le_u64(&v, entry) as usize, le_u32(&v, entry + 8) as usize);
+    let bpath = dir.join(bfs::file_name(Convention::Published));
+    let f = std::fs::read(&bpath).unwrap();
+    let entry = le_u64(&f, 40) as usize + 32;
+    let (bfs_offset, bfs_len) = (le_u64(&f, entry + 8) as usize, le_u32(&f, entry + 16) as usize);
+
+    let d = dir.clone();
+    let (g1, g2, g3) = (g.clone(), g.clone(), g.clone());
+    let (p1, p2) = (p.clone(), p.clone());
+    let mut cases = vec![
+        FileCase {
+            kind: FileKind::Metadata,
+            file: dir.join(meta::FILE),
+            read: Box::new({
+                let d = d.clone();
+                move || meta::read(&d).map(|_| ())
+            }),
+            max: *meta::VERSIONS.end(),
+            header_sum: Some(24),
+            body_byte: 40,
+            section: "metadata",
+            block: None,
+        },
+        FileCase {
+            kind: FileKind::Values,
+            file: vpath,
+            read: Box::new({
+                let d = d.clone();
+                move || values::ValueFile::open(&d, &g1, ph, n)?.check().map(|_| ())
+            }),
+            max: *values::VERSIONS.end(),
+            header_sum: Some(64),
+            body_byte: offset + len / 2,
+            section: "values",
+            block: Some(b),
+        },
+        FileCase {
+            kind: FileKind::SortedKeys,
+            file: dir.join(&Backend::Sorted.files(ph)[0]),
+            read: Box::new({
+                let d = d.clone();
+                move || keys::check(Backend::Sorted, &d, &p1).map(|_| ())
+            }),
+            max: 1,
+            header_sum: Some(56),
+            body_byte: 64 + 8 * (n as usize / 2) + 3,
+            section: "keys",
+            block: None,
+        },
+        FileCase {
+            kind: FileKind::Bfs,
+            file: bpath,
+            read: Box::new({
+                let d = d.clone();
+                move || bfs::BfsFile::open(&d, &g2, Convention::Published)?.expect("written").check().map(|_| ())
+            }),
+            max: bfs::VERSION,
+            header_sum: Some(72),
+            body_byte: bfs_offset + bfs_len / 2,
+            section: "keys and depths",
+            block: Some(1),
+        },
+        FileCase {
+            kind: FileKind::PhaseFile,
+            file: phasefile::phase_file(&dir, ph),
+            read: Box::new({
+                let d = d.clone();
+                move || phasefile::load(&d, &g3, ph, n).map(|_| ())
+            }),
+            max: phasefile::VERSION,
+            header_sum: None,
+            body_byte: phasefile::HEADER_LEN as usize + 8 * (n as usize / 2),
+            section: "records",
+            block: None,
+        },
+    ];
+    if hash {
+        cases.push(FileCase {
+            kind: FileKind::HashKeys,
+            file: dir.join(&Backend::Hash.files(ph)[0]),
+            read: Box::new(move || keys::check(Backend::Hash, &d, &p2).map(|_| ())),
+            max: 1,
+            header_sum: Some(56),
+            body_byte: std::fs::metadata(dir.join(&Backend::Hash.files(ph)[0])).unwrap().len() as usize - 2,
+            section: "body",
+            block: None,
+        });
+    }
+    (dir, cases)
+}
+
+/// Read `case`'s file with `bytes` in its place; the error (the good bytes are put back).
+fn read_with(case: &FileCase, bytes: &[u8]) -> Error {
+    let good = std::fs::read(&case.file).unwrap();
+    std::fs::write(&case.file, bytes).unwrap();
+    let e = (case.read)().expect_err("the altered file was read without an error");
+    std::fs::write(&case.file, &good).unwrap();
+    (case.read)().expect("the file as written reads");
+    e
+}
+
+/// `bytes` with format version `v` and, where the header has a checksum, that checksum
+/// recomputed: what an ostledb of format `v` could have written.
+fn with_version(case: &FileCase, bytes: &[u8], v: u32, fix_sum: bool) -> Vec<u8> {
+    let mut b = bytes.to_vec();
+    b[8..12].copy_from_slice(&v.to_le_bytes());
+    if let (Some(at), true) = (case.header_sum, fix_sum) {
+        let sum = ostledb::store::file::checksum(&b[..at]);
+        b[at..at + 8].copy_from_slice(&sum.to_le_bytes());
+    }
+    b
+}
+
+#[test]
+fn a_wrong_magic_is_bad_magic_for_every_file_kind() {
+    let (dir, cases) = format_cases("format-magic");
+    for case in &cases {
+        let mut bad = std::fs::read(&case.file).unwrap();
+        bad[3] ^= 0x20;
+        let e = read_with(case, &bad);
+        let (file, kind) = (&case.file, case.kind);
+        assert!(matches!(&e, Error::BadMagic { path, kind: k } if path == file && *k == kind), "{kind}: {e:?}");
+        assert_eq!(e.exit_code(), ostledb::error::EXIT_CORRUPT, "{kind}");
+        let msg = e.to_string();
+        assert!(msg.starts_with(&file.display().to_string()), "{msg}");
+        assert!(msg.contains(&format!("not an ostledb {kind} (its first bytes are not the {kind} magic)")), "{msg}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A version above the newest this build reads, in a header whose checksum holds, is a
+/// newer format (exit code 2: nothing is damaged). The same version with the header
+/// checksum left as it was is a damaged version field: putting the real version back
+/// makes the checksum hold, so it is a checksum mismatch in the header, not a newer
+/// file; where no checksum covers the header (phase value files) it cannot be told
+/// apart and is taken as newer. Version 0, which no ostledb writes, is damage.
+#[test]
+fn a_version_above_the_maximum_is_newer_format_unless_the_header_checksum_shows_damage() {
+    let (dir, cases) = format_cases("format-newer");
+    for case in &cases {
+        let (kind, max, file) = (case.kind, case.max, &case.file);
+        let good = std::fs::read(file).unwrap();
+        let e = read_with(case, &with_version(case, &good, max + 1, true));
+        assert!(
+            matches!(&e, Error::NewerFormat { path, kind: k, found, max: m } if path == file && *k == kind && *found == max + 1 && *m == max),
+            "{kind}: {e:?}"
+        );
+        assert_eq!(e.exit_code(), ostledb::error::EXIT_FAILED, "{kind}");
+        let msg = e.to_string();
+        let want = format!(
+            "written by ostledb {} format v{}; this build reads up to v{max}: use a newer ostledb",
+            kind.format_name(),
+            max + 1
+        );
+        assert!(msg.contains(&want), "{msg}");
+        // The version field altered, the checksum not recomputed.
+        let e = read_with(case, &with_version(case, &good, max + 1, false));
+        if case.header_sum.is_some() {
+            let header = matches!(&e, Error::ChecksumMismatch { path, kind: k, section, block: None, .. } if path == file && *k == kind && section == "header");
+            assert!(header, "{kind}: {e:?}");
+            assert!(e.to_string().contains("checksum mismatch in the header; the file is damaged"), "{e}");
+        } else {
+            assert!(matches!(e, Error::NewerFormat { .. }), "{kind}: {e:?}");
+        }
+        let e = read_with(case, &with_version(case, &good, 0, true));
+        assert!(matches!(&e, Error::Corrupt { reason, .. } if reason.contains("no ostledb writes")), "{kind}: {e:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_flipped_byte_in_a_block_or_body_is_a_checksum_mismatch_naming_the_section_and_block() {
+    let (dir, cases) = format_cases("format-body");
+    for case in &cases {
+        let (kind, file) = (case.kind, &case.file);
+        let mut bad = std::fs::read(file).unwrap();
+        bad[case.body_byte] ^= 0x04;
+        let e = read_with(case, &bad);
+        let named = matches!(&e, Error::ChecksumMismatch { path, kind: k, section, block, bytes: Some((start, end)) }
+            if path == file && *k == kind && section == case.section && *block == case.block
+                && (*start..*end).contains(&(case.body_byte as u64)));
+        assert!(named, "{kind}: {e:?}");
+        assert_eq!(e.exit_code(), ostledb::error::EXIT_CORRUPT, "{kind}");
+        let msg = e.to_string();
+        let place = match case.block {
+            Some(b) => format!("checksum mismatch in block {b} ({},", case.section),
+            None => format!("checksum mismatch in the {}", case.section),
+        };
+        assert!(msg.contains(&place) && msg.contains("the file is damaged: "), "{msg}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -6,16 +6,17 @@
 //! the phase value files (temporary name, fsync, rename) and removed once the group's
 //! phase value files are written. The byte layout is in `schema/FORMAT.md` ("group
 //! checkpoint file"). Everything read back is checked (header fields, lengths, ranges,
-//! a checksum over the body); a damaged file is an [`Error::Corrupt`].
+//! a checksum over the body); a damaged file is an error ([`Error::Corrupt`],
+//! [`Error::BadMagic`], [`Error::ChecksumMismatch`]).
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::error::{Error, io};
+use crate::error::{Error, FileKind, checksum_mismatch, io};
 use crate::game::{Geometry, Phase};
-use crate::store::file::WordHash;
+use crate::store::file::{WordHash, header_version};
 
 /// The first 8 bytes of a group checkpoint file.
 pub const MAGIC: [u8; 8] = *b"OSTLEGRP";
@@ -245,14 +246,9 @@ pub(crate) fn load(
     let mut r = BufReader::with_capacity(1 << 20, f);
     let mut h = [0u8; HEADER_LEN];
     r.read_exact(&mut h).map_err(|_| corrupt("shorter than its 64-byte header".into()))?;
-    if h[0..8] != MAGIC {
-        return Err(corrupt("not an ostledb group checkpoint (bad magic bytes)".into()));
-    }
+    header_version(&path, &h, &MAGIC, VERSION..=VERSION, FileKind::Checkpoint, |h| whole_file_holds(&path, h))?;
     let u32_at = |k: usize| u32::from_le_bytes(h[k..k + 4].try_into().expect("4 bytes"));
     let u64_at = |k: usize| u64::from_le_bytes(h[k..k + 8].try_into().expect("8 bytes"));
-    if u32_at(8) != VERSION {
-        return Err(corrupt(format!("format version {}; this ostledb reads version {VERSION}", u32_at(8))));
-    }
     let last = u32_at(36);
     let level = u32_at(32);
     let expect = header(geom, phases, chunk as u32, n, level, last, u64_at(56));
@@ -312,9 +308,33 @@ pub(crate) fn load(
         return Err(corrupt("longer than its lengths say".into()));
     }
     if inp.hash.finish() != u64_at(56) {
-        return Err(corrupt("checksum mismatch: the checkpoint was altered or truncated".into()));
+        return Err(checksum_mismatch(&path, FileKind::Checkpoint, "header and body", None, None));
     }
     Ok(Some(Resumed { level, last, states, queues, buckets }))
+}
+
+/// True when the checkpoint at `path`, with the header `h` in place of its own, passes
+/// its checksum (the header's first 56 bytes, then the rest of the file, as words): how
+/// a version field this build does not read is told from a damaged one. Reads the
+/// whole file, only on that error path.
+fn whole_file_holds(path: &Path, h: &[u8]) -> bool {
+    let Ok(f) = File::open(path) else { return false };
+    let mut r = BufReader::with_capacity(1 << 20, f);
+    if r.seek(SeekFrom::Start(HEADER_LEN as u64)).is_err() {
+        return false;
+    }
+    let mut hash = WordHash::new();
+    hash.bytes(&h[..56]);
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        match r.read(&mut buf) {
+            Ok(0) => break,
+            Ok(k) => hash.bytes(&buf[..k]),
+            Err(_) => return false,
+        }
+    }
+    // A checkpoint is padded to whole words.
+    hash.pad_len() == 0 && hash.finish() == u64::from_le_bytes(h[56..64].try_into().expect("8 bytes"))
 }
 
 /// Remove the checkpoint of a group (after its phase value files are written).
@@ -365,7 +385,11 @@ mod tests {
             let mut b = bytes.clone();
             b[k] ^= 0x10;
             std::fs::write(&path, &b).unwrap();
-            assert!(matches!(load(&dir, &g, &phases, 8, 21), Err(Error::Corrupt { .. })), "byte {k}");
+            let e = load(&dir, &g, &phases, 8, 21);
+            assert!(
+                matches!(e, Err(Error::Corrupt { .. } | Error::BadMagic { .. } | Error::ChecksumMismatch { .. })),
+                "byte {k}: {e:?}"
+            );
         }
         for len in [0, 10, 64, 100, bytes.len() - 1] {
             std::fs::write(&path, &bytes[..len]).unwrap();
@@ -377,6 +401,49 @@ mod tests {
         assert!(matches!(load(&dir, &g, &phases, 8, 21), Err(Error::Corrupt { .. })));
         remove(&dir, &phases).unwrap();
         assert!(load(&dir, &g, &phases, 8, 21).unwrap().is_none());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The three format errors of a checkpoint, each its own variant: a wrong magic, a
+    /// version above this build's (its checksum recomputed: a newer file, not damage;
+    /// left as it was: a damaged version field), a flipped byte of the body.
+    #[test]
+    fn bad_magic_newer_format_and_checksum_mismatch_are_told_apart() {
+        let g = Geometry::new(3, 3).unwrap();
+        let phases = [Phase::new(3, 2), Phase::new(2, 3)];
+        let dir = std::env::temp_dir().join(format!("ostledb-grp-format-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let (states, queues, buckets) = sample();
+        let path = save(&dir, &g, &phases, 8, 2, 9, &states, &queues, &buckets).unwrap();
+        let good = std::fs::read(&path).unwrap();
+        let read = |bytes: &[u8]| {
+            std::fs::write(&path, bytes).unwrap();
+            load(&dir, &g, &phases, 8, 21).unwrap_err()
+        };
+        let mut bad = good.clone();
+        bad[0] = b'X';
+        let e = read(&bad);
+        assert!(matches!(&e, Error::BadMagic { kind: FileKind::Checkpoint, path: p } if *p == path), "{e:?}");
+        assert_eq!(e.exit_code(), crate::error::EXIT_CORRUPT);
+        let mut newer = good.clone();
+        newer[8..12].copy_from_slice(&(VERSION + 1).to_le_bytes());
+        let e = read(&newer);
+        assert!(matches!(&e, Error::ChecksumMismatch { section, .. } if section == "header"), "{e:?}");
+        let mut hash = WordHash::new();
+        hash.bytes(&newer[..56]);
+        hash.bytes(&newer[64..]);
+        let sum = hash.finish();
+        newer[56..64].copy_from_slice(&sum.to_le_bytes());
+        let e = read(&newer);
+        assert!(matches!(e, Error::NewerFormat { kind: FileKind::Checkpoint, found: 2, max: 1, .. }), "{e:?}");
+        assert_eq!(e.exit_code(), crate::error::EXIT_FAILED);
+        assert!(e.to_string().contains("or delete it"), "{e}");
+        let mut flipped = good.clone();
+        flipped[HEADER_LEN + 3] ^= 0x01;
+        let e = read(&flipped);
+        let section = "header and body";
+        assert!(matches!(&e, Error::ChecksumMismatch { section: s, block: None, .. } if s == section), "{e:?}");
+        assert!(e.to_string().contains("checksum mismatch in the header and body"), "{e}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use crate::error::Error;
-use crate::error::{corrupt, io};
+use crate::error::{FileKind, checksum_mismatch, corrupt, io};
 use crate::game::node::Convention;
 use crate::game::{Geometry, Phase};
 use crate::store::file::{check_header, checksum, le_u32, le_u64, prefix, sync_dir, temp_name};
@@ -262,7 +262,7 @@ impl BfsFile {
         }
         let mut h = [0u8; HEADER_LEN];
         file.read_exact(&mut h).map_err(io(&path))?;
-        check_header(&path, &h, &MAGIC, VERSION, "BFS file", geom)?;
+        check_header(&path, &h, &MAGIC, VERSION, FileKind::Bfs, geom)?;
         let want = match convention {
             Convention::Published => 0,
             Convention::Strict => 1,
@@ -288,7 +288,7 @@ impl BfsFile {
         file.seek(SeekFrom::Start(index_at)).map_err(io(&path))?;
         file.read_exact(&mut index).map_err(io(&path))?;
         if checksum(&index) != le_u64(&h, 56) {
-            return Err(corrupt(&path, "block index checksum mismatch"));
+            return Err(checksum_mismatch(&path, FileKind::Bfs, "block index", None, Some((index_at, len))));
         }
         let mut entries = Vec::with_capacity(blocks as usize);
         let mut at = HEADER_LEN as u64;
@@ -346,6 +346,12 @@ impl BfsFile {
         self.bytes
     }
 
+    /// The checksum of block `b` (index entry `e`) does not match.
+    fn block_mismatch(&self, b: usize, e: &Entry) -> Error {
+        let bytes = Some((e.offset, e.offset + e.len as u64));
+        checksum_mismatch(&self.path, FileKind::Bfs, "keys and depths", Some(b as u64), bytes)
+    }
+
     fn block(&self, b: usize) -> Result<Vec<(u64, u8)>, Error> {
         use std::os::unix::fs::FileExt;
         let e = self.entries[b];
@@ -355,7 +361,7 @@ impl BfsFile {
             corrupt(&self.path, format!("block {b} (bytes {}..{}): {why}", e.offset, e.offset + e.len as u64))
         };
         if checksum(&frame) != e.sum {
-            return Err(bad("checksum mismatch"));
+            return Err(self.block_mismatch(b, &e));
         }
         let raw =
             zstd::bulk::decompress(&frame, e.count as usize * 11 + 8).map_err(|_| bad("not a valid zstd frame"))?;
@@ -402,10 +408,7 @@ impl BfsFile {
             frame.resize(e.len as usize, 0);
             self.file.read_exact_at(&mut frame, e.offset).map_err(io(&self.path))?;
             if checksum(&frame) != e.sum {
-                return Err(corrupt(
-                    &self.path,
-                    format!("block {b} (bytes {}..{}): checksum mismatch", e.offset, e.offset + e.len as u64),
-                ));
+                return Err(self.block_mismatch(b, e));
             }
         }
         Ok(self.bytes)

@@ -5,7 +5,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, corrupt, io};
+use crate::error::{Error, FileKind, checksum_mismatch, corrupt, io};
 
 /// The checksum of every file and block of the store: XXH3-64 with seed 0.
 #[inline]
@@ -166,44 +166,77 @@ pub fn put(w: &mut impl Write, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 /// The format version of a header (bytes 8..12), checked against the `versions` this
-/// code reads; `what` names the kind of file in the message ("value file").
+/// build reads; `kind` names the kind of file in errors. The first 8 bytes must be
+/// `magic` ([`Error::BadMagic`] if not).
+///
+/// A version outside `versions` is told apart from a damaged version field by the
+/// file's own checksum: `intact(h)` says whether the header `h` (with a version this
+/// build reads in its version field) passes the checksum that covers that field, in the
+/// layout of that version (always false where no checksum covers it). If putting back
+/// one of `versions` makes it pass, the field was altered: [`Error::ChecksumMismatch`]
+/// in the header. Otherwise a version above the range is [`Error::NewerFormat`] (the
+/// file may be intact in a layout this build does not know: never call a newer file
+/// damaged, that advice would delete it) and one below it, which no ostledb writes, is
+/// [`Error::Corrupt`].
 pub fn header_version(
     path: &Path,
     h: &[u8],
     magic: &[u8; 8],
     versions: std::ops::RangeInclusive<u32>,
-    what: &str,
+    kind: FileKind,
+    intact: impl Fn(&[u8]) -> bool,
 ) -> Result<u32, Error> {
-    if h.len() < 12 || h[0..8] != *magic {
-        return Err(corrupt(path, format!("not an ostledb {what} (bad magic bytes)")));
+    if h.len() < 8 || h[0..8] != *magic {
+        return Err(Error::BadMagic { path: path.to_path_buf(), kind });
+    }
+    if h.len() < 12 {
+        return Err(corrupt(path, format!("{} bytes, shorter than its header", h.len())));
     }
     let found = le_u32(h, 8);
-    if !versions.contains(&found) {
-        let reads = if versions.start() == versions.end() {
-            format!("version {}", versions.start())
-        } else {
-            format!("versions {}..={}", versions.start(), versions.end())
-        };
-        return Err(corrupt(path, format!("{what} format version {found}; this ostledb reads {reads}")));
+    if versions.contains(&found) {
+        return Ok(found);
     }
-    Ok(found)
+    let altered = versions.clone().any(|v| {
+        let mut restored = h.to_vec();
+        restored[8..12].copy_from_slice(&v.to_le_bytes());
+        intact(&restored)
+    });
+    if altered {
+        return Err(checksum_mismatch(path, kind, "header", None, None));
+    }
+    if found > *versions.end() {
+        return Err(Error::NewerFormat { path: path.to_path_buf(), kind, found, max: *versions.end() });
+    }
+    Err(corrupt(
+        path,
+        format!(
+            "format version {found}, which no ostledb writes (this build reads {}..={})",
+            versions.start(),
+            versions.end()
+        ),
+    ))
+}
+
+/// True when the last 8 bytes of `h` are the checksum of the bytes before them (the
+/// header checksum of every header that has one at its end).
+pub fn ends_with_checksum(h: &[u8]) -> bool {
+    h.len() >= 8 && checksum(&h[..h.len() - 8]) == le_u64(h, h.len() - 8)
 }
 
 /// Check the start every checksummed header shares: `magic`, format `version`, a
 /// header checksum in its last 8 bytes (XXH3-64 of the bytes before it) and the board
-/// (bytes 12 and 13). `what` names the kind of file in the messages ("value file").
+/// (bytes 12 and 13). `kind` names the kind of file in errors.
 pub fn check_header(
     path: &Path,
     h: &[u8],
     magic: &[u8; 8],
     version: u32,
-    what: &str,
+    kind: FileKind,
     geom: &crate::game::Geometry,
 ) -> Result<(), Error> {
-    header_version(path, h, magic, version..=version, what)?;
-    let end = h.len() - 8;
-    if checksum(&h[..end]) != le_u64(h, end) {
-        return Err(corrupt(path, "header checksum mismatch"));
+    header_version(path, h, magic, version..=version, kind, ends_with_checksum)?;
+    if !ends_with_checksum(h) {
+        return Err(checksum_mismatch(path, kind, "header", None, None));
     }
     if (h[12] as u32, h[13] as u32) != (geom.side(), geom.start_pieces()) {
         return Err(corrupt(path, format!("made for a {}x{} board with {} pieces a side", h[12], h[12], h[13])));

@@ -9,8 +9,8 @@
 use std::path::Path;
 
 use crate::error::Error;
-use crate::error::{corrupt, io};
-use crate::store::file::{checksum, le_u32, le_u64, write_atomic};
+use crate::error::{FileKind, checksum_mismatch, corrupt, io};
+use crate::store::file::{checksum, header_version, le_u32, le_u64, write_atomic};
 
 /// The file name of the metadata inside the database directory.
 pub const FILE: &str = "ostledb.meta";
@@ -100,22 +100,11 @@ pub fn decode(path: &Path, bytes: &[u8]) -> Result<Meta, Error> {
     if bytes.len() < HEADER_LEN {
         return Err(corrupt(path, format!("{} bytes, shorter than its {HEADER_LEN}-byte header", bytes.len())));
     }
-    if bytes[..8] != MAGIC {
-        return Err(corrupt(path, "not an ostledb database (bad magic bytes)"));
-    }
-    let version = le_u32(bytes, 8);
-    if !VERSIONS.contains(&version) {
-        return Err(corrupt(
-            path,
-            format!(
-                "database format version {version}; this ostledb reads versions {}..={}",
-                VERSIONS.start(),
-                VERSIONS.end()
-            ),
-        ));
-    }
-    if checksum(&bytes[..24]) != le_u64(bytes, 24) {
-        return Err(corrupt(path, "header checksum mismatch"));
+    // Header checksum: bytes 0..24 in every version this build reads.
+    let intact = |h: &[u8]| checksum(&h[..24]) == le_u64(h, 24);
+    let version = header_version(path, &bytes[..HEADER_LEN], &MAGIC, VERSIONS, FileKind::Metadata, intact)?;
+    if !intact(bytes) {
+        return Err(checksum_mismatch(path, FileKind::Metadata, "header", None, None));
     }
     let len = le_u32(bytes, 12) as usize;
     if len > MAX_BODY || bytes.len() != HEADER_LEN + len {
@@ -123,7 +112,13 @@ pub fn decode(path: &Path, bytes: &[u8]) -> Result<Meta, Error> {
     }
     let body = &bytes[HEADER_LEN..];
     if checksum(body) != le_u64(bytes, 16) {
-        return Err(corrupt(path, "metadata checksum mismatch"));
+        return Err(checksum_mismatch(
+            path,
+            FileKind::Metadata,
+            "metadata",
+            None,
+            Some((HEADER_LEN as u64, bytes.len() as u64)),
+        ));
     }
     let (meta, used): (Meta, usize) =
         bincode::decode_from_slice(body, config()).map_err(|e| corrupt(path, format!("metadata: {e}")))?;

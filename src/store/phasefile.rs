@@ -6,17 +6,17 @@
 //! files"): a 40-byte little-endian header (magic, version, board, phase, count,
 //! checksum) followed by one 8-byte record per position in index order. Files are
 //! written to a temporary name and renamed, so a crash never leaves a half-written file
-//! under the real name. Every read is checked; a damaged file is an
-//! [`Error::Corrupt`], never a panic.
+//! under the real name. Every read is checked; a damaged file is an error
+//! ([`Error::Corrupt`], [`Error::BadMagic`], [`Error::ChecksumMismatch`]), never a panic.
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, io};
+use crate::error::{Error, FileKind, checksum_mismatch, io};
 use crate::game::{Geometry, Phase};
 use crate::record::{Packed, PhaseValues, Val};
-use crate::store::file::WordHash;
+use crate::store::file::{WordHash, header_version};
 
 /// The first 8 bytes of a phase value file.
 pub const MAGIC: [u8; 8] = *b"OSTLEVAL";
@@ -78,13 +78,8 @@ fn read_header(path: &Path, r: &mut impl Read, geom: &Geometry, phase: Phase, ex
     let corrupt = |reason: String| Error::Corrupt { path: path.to_path_buf(), reason };
     let mut h = [0u8; HEADER_LEN as usize];
     r.read_exact(&mut h).map_err(|_| corrupt("shorter than its 40-byte header".into()))?;
-    if h[0..8] != MAGIC {
-        return Err(corrupt("not an ostledb phase value file (bad magic bytes)".into()));
-    }
-    let version = u32::from_le_bytes(h[8..12].try_into().expect("4 bytes"));
-    if version != VERSION {
-        return Err(corrupt(format!("format version {version}; this ostledb reads version {VERSION}")));
-    }
+    // No checksum covers the header: a version above this build's is taken as newer.
+    header_version(path, &h, &MAGIC, VERSION..=VERSION, FileKind::PhaseFile, |_| false)?;
     if (h[12] as u32, h[13] as u32) != (geom.side(), geom.start_pieces()) {
         return Err(corrupt(format!("made for a {}x{} board with {} pieces a side", h[12], h[12], h[13])));
     }
@@ -96,6 +91,11 @@ fn read_header(path: &Path, r: &mut impl Read, geom: &Geometry, phase: Phase, ex
         return Err(corrupt(format!("holds {count} positions, the phase has {expect}")));
     }
     Ok(Header { count, sum: u64::from_le_bytes(h[32..40].try_into().expect("8 bytes")) })
+}
+
+/// The checksum over the `count` records of the phase file `path` does not match.
+fn records_mismatch(path: &Path, count: u64) -> Error {
+    checksum_mismatch(path, FileKind::PhaseFile, "records", None, Some((HEADER_LEN, HEADER_LEN + 8 * count)))
 }
 
 /// Load and check the values of one phase; `Ok(None)` when the file does not exist.
@@ -159,7 +159,7 @@ fn read_records(
         left -= k;
     }
     if sum.finish() != h.sum {
-        return Err(Error::Corrupt { path, reason: "checksum mismatch: the records were altered or truncated".into() });
+        return Err(records_mismatch(&path, h.count));
     }
     Ok(true)
 }
@@ -230,11 +230,11 @@ impl RecordReader {
 
     /// Check that every record was read and the checksum matches.
     pub fn finish(self) -> Result<(), Error> {
-        if self.left != 0 || self.sum.finish() != self.want {
-            return Err(Error::Corrupt {
-                path: self.path,
-                reason: "checksum mismatch: the records were altered or truncated".into(),
-            });
+        if self.left != 0 {
+            return Err(Error::Corrupt { path: self.path, reason: format!("{} records were not read", self.left) });
+        }
+        if self.sum.finish() != self.want {
+            return Err(records_mismatch(&self.path, self.count));
         }
         Ok(())
     }
@@ -311,8 +311,9 @@ mod tests {
         let mut bytes = std::fs::read(&path).unwrap();
         bytes[HEADER_LEN as usize + 17] ^= 4;
         std::fs::write(&path, &bytes).unwrap();
-        assert!(matches!(load(&dir, &g, ph, 1000), Err(Error::Corrupt { .. })));
-        assert!(matches!(load_base(&dir, &g, ph, 1000), Err(Error::Corrupt { .. })));
+        let records = |e: Result<_, Error>| matches!(e, Err(Error::ChecksumMismatch { kind: FileKind::PhaseFile, section, .. }) if section == "records");
+        assert!(records(load(&dir, &g, ph, 1000).map(|_| ())));
+        assert!(records(load_base(&dir, &g, ph, 1000).map(|_| ())));
         // Truncation and foreign files are refused.
         std::fs::write(&path, &bytes[..100]).unwrap();
         assert!(matches!(load(&dir, &g, ph, 1000), Err(Error::Corrupt { .. })));

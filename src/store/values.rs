@@ -34,11 +34,13 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use crate::error::Error;
-use crate::error::{corrupt, io};
+use crate::error::{FileKind, checksum_mismatch, corrupt, io};
 use crate::game::{Geometry, Phase};
 use crate::record::{Packed, PhaseValues, Val};
 use crate::store::cache::{BlockCache, DEFAULT_CACHE_BYTES, Decoded};
-use crate::store::file::{check_header, checksum, header_version, le_u32, le_u64, prefix, sync_dir, temp_name};
+use crate::store::file::{
+    check_header, checksum, ends_with_checksum, header_version, le_u32, le_u64, prefix, sync_dir, temp_name,
+};
 
 /// The first 8 bytes of a value file.
 pub const MAGIC: [u8; 8] = *b"OSTLEVZB";
@@ -314,15 +316,21 @@ impl ValueFile {
         if len < HEADER_LEN_V1 as u64 {
             return Err(corrupt(&path, format!("{len} bytes, shorter than a {HEADER_LEN_V1}-byte header")));
         }
-        file.read_exact(&mut h[..HEADER_LEN_V1]).map_err(io(&path))?;
-        let version = header_version(&path, &h, &MAGIC, VERSIONS, "value file")?;
+        let got = (len as usize).min(HEADER_LEN);
+        file.read_exact(&mut h[..got]).map_err(io(&path))?;
+        // A version field this build does not read is damage if putting 1 or 2 back
+        // makes that version's header checksum hold.
+        let intact = |h: &[u8]| {
+            let end = if le_u32(h, 8) == 1 { HEADER_LEN_V1 } else { HEADER_LEN };
+            h.len() >= end && ends_with_checksum(&h[..end])
+        };
+        let version = header_version(&path, &h[..got], &MAGIC, VERSIONS, FileKind::Values, intact)?;
         let header_len = if version == 1 { HEADER_LEN_V1 } else { HEADER_LEN };
         if len < header_len as u64 {
             return Err(corrupt(&path, format!("{len} bytes, shorter than its {header_len}-byte header")));
         }
-        file.read_exact(&mut h[HEADER_LEN_V1..header_len]).map_err(io(&path))?;
         let h = &h[..header_len];
-        check_header(&path, h, &MAGIC, version, "value file", geom)?;
+        check_header(&path, h, &MAGIC, version, FileKind::Values, geom)?;
         let flags = if version == 1 { 0 } else { le_u32(h, 56) };
         if flags & !FLAG_ELIDED_LOSSES != 0 || (version > 1 && le_u32(h, 60) != 0) {
             return Err(corrupt(&path, format!("unknown header flags {flags:#x} (written by a newer ostledb?)")));
@@ -352,7 +360,7 @@ impl ValueFile {
         file.seek(SeekFrom::Start(index_at)).map_err(io(&path))?;
         file.read_exact(&mut index).map_err(io(&path))?;
         if checksum(&index) != le_u64(h, 40) {
-            return Err(corrupt(&path, "block index checksum mismatch"));
+            return Err(checksum_mismatch(&path, FileKind::Values, "block index", None, Some((index_at, len))));
         }
         let mut entries = Vec::with_capacity(blocks as usize);
         let mut at = header_len as u64;
@@ -430,16 +438,19 @@ impl ValueFile {
         self.elided
     }
 
+    /// The checksum of block `b` (index entry `e`) does not match.
+    fn block_mismatch(&self, b: usize, e: &Entry) -> Error {
+        let bytes = Some((e.offset, e.offset + e.len as u64));
+        checksum_mismatch(&self.path, FileKind::Values, "values", Some(b as u64), bytes)
+    }
+
     fn read_frame(&self, b: u32) -> Result<Vec<u8>, Error> {
         use std::os::unix::fs::FileExt;
         let e = self.entries[b as usize];
         let mut frame = vec![0u8; e.len as usize];
         self.file.read_exact_at(&mut frame, e.offset).map_err(io(&self.path))?;
         if checksum(&frame) != e.sum {
-            return Err(corrupt(
-                &self.path,
-                format!("block {b} (bytes {}..{}): checksum mismatch", e.offset, e.offset + e.len as u64),
-            ));
+            return Err(self.block_mismatch(b as usize, &e));
         }
         Ok(frame)
     }
@@ -527,10 +538,7 @@ impl ValueFile {
             frame.resize(e.len as usize, 0);
             r.read_exact(&mut frame).map_err(io(&self.path))?;
             if checksum(&frame) != e.sum {
-                return Err(corrupt(
-                    &self.path,
-                    format!("block {b} (bytes {}..{}): checksum mismatch", e.offset, e.offset + e.len as u64),
-                ));
+                return Err(self.block_mismatch(b, e));
             }
         }
         Ok(self.bytes)

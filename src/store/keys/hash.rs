@@ -19,9 +19,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::error::Error;
-use crate::error::{corrupt, io};
+use crate::error::{FileKind, checksum_mismatch, corrupt, io};
 use crate::index::PhaseIndex;
-use crate::store::file::{Hasher, checksum, le_u32, le_u64, prefix, write_atomic};
+use crate::store::file::{Hasher, checksum, ends_with_checksum, header_version, le_u64, prefix, write_atomic};
 
 use super::mphf::Mphf;
 use super::{Backend, INTERLEAVE, KeyIndex, check_batch, keyfile, prefetch};
@@ -89,18 +89,10 @@ fn check_header(p: &Path, bytes: &[u8], len: u64, index: &PhaseIndex) -> Result<
     if bytes.len() < HEADER_LEN {
         return Err(corrupt(p, format!("{} bytes, shorter than its {HEADER_LEN}-byte header", bytes.len())));
     }
-    if bytes[0..8] != MAGIC {
-        return Err(corrupt(p, "not an ostledb hash key index (bad magic bytes)"));
-    }
-    let version = le_u32(bytes, 8);
-    if version != VERSION {
-        return Err(corrupt(
-            p,
-            format!("hash key index format version {version}; this ostledb reads version {VERSION}"),
-        ));
-    }
-    if checksum(&bytes[..56]) != le_u64(bytes, 56) {
-        return Err(corrupt(p, "header checksum mismatch"));
+    let h = &bytes[..HEADER_LEN];
+    header_version(p, h, &MAGIC, VERSION..=VERSION, FileKind::HashKeys, ends_with_checksum)?;
+    if !ends_with_checksum(h) {
+        return Err(checksum_mismatch(p, FileKind::HashKeys, "header", None, None));
     }
     let g = index.geometry();
     let ph = index.phase();
@@ -129,7 +121,13 @@ fn load(dir: &Path, index: &PhaseIndex) -> Result<Hash, Error> {
     let (n, m) = check_header(&p, &bytes, bytes.len() as u64, index)?;
     let body = &bytes[HEADER_LEN..];
     if checksum(body) != le_u64(&bytes, 32) {
-        return Err(corrupt(&p, "checksum mismatch: the file was altered"));
+        return Err(checksum_mismatch(
+            &p,
+            FileKind::HashKeys,
+            "body",
+            None,
+            Some((HEADER_LEN as u64, bytes.len() as u64)),
+        ));
     }
     let (mphf, used) = Mphf::read_from(&body[..m as usize]).map_err(|e| corrupt(&p, format!("hash function: {e}")))?;
     if used as u64 != m || mphf.len() != n {
@@ -183,7 +181,7 @@ pub(super) fn check(dir: &Path, index: &PhaseIndex) -> Result<u64, Error> {
         left -= n as u64;
     }
     if hasher.finish() != le_u64(&hb, 32) {
-        return Err(corrupt(&p, "checksum mismatch: the file was altered"));
+        return Err(checksum_mismatch(&p, FileKind::HashKeys, "body", None, Some((HEADER_LEN as u64, len))));
     }
     Ok(len)
 }

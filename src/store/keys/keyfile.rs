@@ -26,9 +26,9 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use crate::error::Error;
-use crate::error::{corrupt, io};
+use crate::error::{FileKind, checksum_mismatch, corrupt, io};
 use crate::index::PhaseIndex;
-use crate::store::file::{Hasher, checksum, le_u32, le_u64, prefix, write_atomic};
+use crate::store::file::{Hasher, checksum, ends_with_checksum, header_version, le_u64, prefix, write_atomic};
 
 use super::Backend;
 
@@ -71,26 +71,9 @@ pub(super) struct Header {
 
 /// Check the header of the keys file `path` against what `index` expects.
 pub(super) fn decode_header(path: &Path, h: &[u8; HEADER_LEN], index: &PhaseIndex) -> Result<Header, Error> {
-    if h[0..8] != MAGIC {
-        return Err(corrupt(
-            path,
-            format!("bad magic {:02x?}, expected \"OSTLEKEY\": not an ostledb keys file", &h[0..8]),
-        ));
-    }
-    let version = le_u32(h, 8);
-    if version != VERSION {
-        return Err(corrupt(
-            path,
-            format!("keys file format version {version} is not supported (this ostledb reads version {VERSION})"),
-        ));
-    }
-    let stored = le_u64(h, 56);
-    let computed = checksum(&h[..56]);
-    if stored != computed {
-        return Err(corrupt(
-            path,
-            format!("header checksum mismatch (stored {stored:#018x}, computed {computed:#018x})"),
-        ));
+    header_version(path, h, &MAGIC, VERSION..=VERSION, FileKind::SortedKeys, ends_with_checksum)?;
+    if !ends_with_checksum(h) {
+        return Err(checksum_mismatch(path, FileKind::SortedKeys, "header", None, None));
     }
     if h[32..56].iter().any(|&b| b != 0) {
         return Err(corrupt(path, "reserved header bytes 32..56 are not zero"));
@@ -183,10 +166,8 @@ pub(super) fn read(dir: &Path, index: &PhaseIndex, mut each: impl FnMut(&[u64]))
     }
     let computed = hasher.finish();
     if computed != header.body_checksum {
-        return Err(corrupt(
-            &path,
-            format!("body checksum mismatch (stored {:#018x}, computed {computed:#018x})", header.body_checksum),
-        ));
+        let bytes = Some((HEADER_LEN as u64, file_len(header.count)));
+        return Err(checksum_mismatch(&path, FileKind::SortedKeys, "keys", None, bytes));
     }
     if let Some(i) = disorder {
         return Err(corrupt(&path, format!("key {i} is not greater than key {}", i - 1)));
@@ -372,6 +353,7 @@ mod tests {
     use super::*;
     use crate::game::{Geometry, Phase};
     use crate::index::GameIndex;
+    use crate::store::file::le_u32;
 
     fn tiny() -> PhaseIndex {
         let g = Geometry::new(3, 3).unwrap();
@@ -428,7 +410,7 @@ mod tests {
     }
 
     #[test]
-    fn every_flipped_byte_fails_check_as_corrupt() {
+    fn every_flipped_byte_fails_check_as_bad_magic_or_a_checksum_mismatch() {
         let index = tiny();
         let dir = Scratch::new("flip");
         write(dir.path(), &index).unwrap();
@@ -440,8 +422,16 @@ mod tests {
                 let mut bad = good.clone();
                 bad[at] ^= flip;
                 std::fs::write(&p, &bad).unwrap();
-                let e = check(dir.path(), &index).expect_err("a flipped byte passed check");
-                let _ = reason(e);
+                // The magic is the magic; every other byte is under the header or the
+                // body checksum (a flipped version field too: putting 1 back makes the
+                // header checksum hold, so it is damage, not a newer format).
+                match check(dir.path(), &index).expect_err("a flipped byte passed check") {
+                    Error::BadMagic { kind: FileKind::SortedKeys, .. } => assert!(at < 8, "byte {at}"),
+                    Error::ChecksumMismatch { kind: FileKind::SortedKeys, section, block: None, .. } => {
+                        assert_eq!(section, if at < HEADER_LEN { "header" } else { "keys" }, "byte {at}")
+                    }
+                    e => panic!("byte {at}: {e:?}"),
+                }
             }
         }
     }
@@ -474,15 +464,22 @@ mod tests {
         let mut bad = good.clone();
         bad[0..8].copy_from_slice(b"OSTLEVAL");
         std::fs::write(&p, &bad).unwrap();
-        assert!(reason(check(dir.path(), &index).unwrap_err()).contains("bad magic"));
-        // A future version with a consistent header checksum is refused by its version.
+        let e = check(dir.path(), &index).unwrap_err();
+        assert!(matches!(e, Error::BadMagic { kind: FileKind::SortedKeys, .. }), "{e:?}");
+        assert!(e.to_string().contains("not an ostledb sorted keys file"), "{e}");
+        // The version alone changed is a damaged header (putting 1 back makes its
+        // checksum hold); with the header checksum recomputed, it is a newer format.
         let mut v2 = good.clone();
         v2[8..12].copy_from_slice(&2u32.to_le_bytes());
+        std::fs::write(&p, &v2).unwrap();
+        let e = check(dir.path(), &index).unwrap_err();
+        assert!(matches!(&e, Error::ChecksumMismatch { section, .. } if section == "header"), "{e:?}");
         let sum = checksum(&v2[..56]);
         v2[56..64].copy_from_slice(&sum.to_le_bytes());
         std::fs::write(&p, &v2).unwrap();
-        let r = reason(check(dir.path(), &index).unwrap_err());
-        assert!(r.contains("version 2 is not supported"), "{r}");
+        let e = check(dir.path(), &index).unwrap_err();
+        assert!(matches!(e, Error::NewerFormat { kind: FileKind::SortedKeys, found: 2, max: 1, .. }), "{e:?}");
+        assert!(e.to_string().contains("format v2; this build reads up to v1"), "{e}");
     }
 
     #[test]

@@ -318,6 +318,7 @@ mod tests {
         let mut bytes = std::fs::read(&p).unwrap();
         bytes[70] ^= 1;
         std::fs::write(&p, &bytes).unwrap();
-        assert!(matches!(Levelwise::open(dir.path(), &index), Err(Error::Corrupt { .. })));
+        let e = Levelwise::open(dir.path(), &index).unwrap_err();
+        assert!(matches!(&e, Error::ChecksumMismatch { section, block: None, .. } if section == "keys"), "{e:?}");
     }
 }

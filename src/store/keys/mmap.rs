@@ -124,7 +124,10 @@ mod tests {
             bad[at] ^= 0x41;
             std::fs::write(&p, &bad).unwrap();
             match Mmap::open(dir.path(), &index) {
-                Err(Error::Corrupt { .. }) => assert!(at < HEADER_LEN, "byte {at}"),
+                Err(Error::BadMagic { .. }) => assert!(at < 8, "byte {at}"),
+                Err(Error::ChecksumMismatch { section, .. }) => {
+                    assert!((8..HEADER_LEN).contains(&at) && section == "header", "byte {at}")
+                }
                 Err(e) => panic!("byte {at}: {e:?}"),
                 Ok(m) => {
                     // Opening does not read the body; lookups must still not panic.

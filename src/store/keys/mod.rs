@@ -315,7 +315,8 @@ pub fn open(backend: Backend, dir: &Path, index: &PhaseIndex) -> Result<Box<dyn 
 }
 
 /// Recompute the checksums of the files of `backend` for the phase of `index`; the
-/// number of bytes checked. A damaged file is an [`Error::Corrupt`] naming it.
+/// number of bytes checked. A damaged file is an error naming it ([`Error::Corrupt`],
+/// [`Error::BadMagic`], [`Error::ChecksumMismatch`]).
 pub fn check(backend: Backend, dir: &Path, index: &PhaseIndex) -> Result<u64, Error> {
     match backend.require()?.storage() {
         Backend::Sorted => keyfile::check(dir, index),

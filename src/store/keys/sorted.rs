@@ -90,6 +90,7 @@ mod tests {
         let last = bytes.len() - 1;
         bytes[last] ^= 4;
         std::fs::write(&p, &bytes).unwrap();
-        assert!(matches!(Sorted::open(dir.path(), &index), Err(Error::Corrupt { .. })));
+        let e = Sorted::open(dir.path(), &index).unwrap_err();
+        assert!(matches!(&e, Error::ChecksumMismatch { section, block: None, .. } if section == "keys"), "{e:?}");
     }
 }
