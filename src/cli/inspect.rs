@@ -6,7 +6,7 @@ use serde::Serialize;
 use crate::cli::{BoardArgs, CommonArgs, emit, emit_json};
 use crate::error::Error;
 use crate::game::forbidden::{forbidden_move, published_node_index};
-use crate::game::moves::{Removal, moves, play};
+use crate::game::moves::{moves, play};
 use crate::game::notation::{code_to_base64, format_board, format_move};
 use crate::game::symmetry::canonical;
 use crate::game::{Geometry, moves::is_immediate_win};
@@ -69,11 +69,7 @@ pub fn run(args: InspectArgs) -> Result<(), Error> {
                 index: i + 1,
                 r#move: format_move(g, m),
                 result: format_board(g, &r.child),
-                removes: match r.removal {
-                    Removal::None => "nothing",
-                    Removal::Opponent => "opponent",
-                    Removal::Own => "own",
-                },
+                removes: r.removal.name(),
                 forbidden: Some(m) == forbidden,
             }
         })

@@ -11,7 +11,6 @@ use crate::analysis::interesting::{Class, PhaseCounts, sweep_phase};
 use crate::cli::progress::CliReporter;
 use crate::cli::{CommonArgs, emit, emit_json, thousands};
 use crate::error::Error;
-use crate::game::moves::Removal;
 use crate::game::notation::{code_to_base64, format_board, format_move};
 use crate::progress::Reporter;
 use crate::store::Database;
@@ -138,11 +137,7 @@ pub fn run(args: InterestingArgs) -> Result<(), Error> {
                                 .map(|m| MoveOut {
                                     r#move: format_move(&g, m.mv),
                                     value: m.outcome.describe(),
-                                    removes: match m.removal {
-                                        Removal::None => "nothing",
-                                        Removal::Own => "own",
-                                        Removal::Opponent => "opponent",
-                                    },
+                                    removes: m.removal.name(),
                                 })
                                 .collect(),
                         })

@@ -9,7 +9,7 @@
 //! | 37..64 | zero |
 //!
 //! A value file may *elide loss distances*: every loss, base or special, is stored as
-//! [`ELIDED_LOSS`] and found again by one ply of search (`crate::probe::resolve`).
+//! [`ELIDED_LOSS`] and found again by one ply of search (the probe layer resolves it).
 
 use crate::record::Outcome;
 use crate::record::value::{Val, is_loss, val_outcome};

@@ -4,7 +4,7 @@
 //!
 //! The byte layout is normative and documented in `schema/FORMAT.md` ("BFS file v1"). In
 //! short: an 80-byte header, blocks of node keys in ascending order (the key is
-//! `code << 5 | j`, see [`crate::solve::bfs`]), each block a zstd frame holding its first
+//! `code << 5 | j`, see [`crate::game::node`]), each block a zstd frame holding its first
 //! key, the LEB128 differences of the others and one depth byte per key, then a block
 //! index (first key, offset, length, key count, xxh3 checksum per block) followed by the
 //! node count of every depth.
