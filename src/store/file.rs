@@ -223,9 +223,25 @@ pub fn ends_with_checksum(h: &[u8]) -> bool {
     h.len() >= 8 && checksum(&h[..h.len() - 8]) == le_u64(h, h.len() - 8)
 }
 
-/// Check the start every checksummed header shares: `magic`, format `version`, a
-/// header checksum in its last 8 bytes (XXH3-64 of the bytes before it) and the board
-/// (bytes 12 and 13). `kind` names the kind of file in errors.
+/// Check `magic`, the one format `version` this build reads and the header checksum in
+/// the last 8 bytes of `h` (XXH3-64 of the bytes before it). `kind` names the kind of
+/// file in errors.
+pub fn check_version_and_sum(
+    path: &Path,
+    h: &[u8],
+    magic: &[u8; 8],
+    version: u32,
+    kind: FileKind,
+) -> Result<(), Error> {
+    header_version(path, h, magic, version..=version, kind, ends_with_checksum)?;
+    if !ends_with_checksum(h) {
+        return Err(checksum_mismatch(path, kind, "header", None, None));
+    }
+    Ok(())
+}
+
+/// Check the start every checksummed header shares: [`check_version_and_sum`], then the
+/// board (bytes 12 and 13). `kind` names the kind of file in errors.
 pub fn check_header(
     path: &Path,
     h: &[u8],
@@ -234,10 +250,7 @@ pub fn check_header(
     kind: FileKind,
     geom: &crate::game::Geometry,
 ) -> Result<(), Error> {
-    header_version(path, h, magic, version..=version, kind, ends_with_checksum)?;
-    if !ends_with_checksum(h) {
-        return Err(checksum_mismatch(path, kind, "header", None, None));
-    }
+    check_version_and_sum(path, h, magic, version, kind)?;
     if (h[12] as u32, h[13] as u32) != (geom.side(), geom.start_pieces()) {
         return Err(corrupt(path, format!("made for a {}x{} board with {} pieces a side", h[12], h[12], h[13])));
     }

@@ -18,10 +18,9 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::error::Error;
-use crate::error::{FileKind, checksum_mismatch, corrupt, io};
+use crate::error::{Error, FileKind, checksum_mismatch, corrupt, io};
 use crate::index::PhaseIndex;
-use crate::store::file::{Hasher, checksum, ends_with_checksum, header_version, le_u64, prefix, write_atomic};
+use crate::store::file::{Hasher, check_version_and_sum, checksum, le_u64, prefix, write_atomic};
 
 use super::mphf::Mphf;
 use super::{Backend, INTERLEAVE, KeyIndex, check_batch, keyfile, prefetch};
@@ -90,10 +89,7 @@ fn check_header(p: &Path, bytes: &[u8], len: u64, index: &PhaseIndex) -> Result<
         return Err(corrupt(p, format!("{} bytes, shorter than its {HEADER_LEN}-byte header", bytes.len())));
     }
     let h = &bytes[..HEADER_LEN];
-    header_version(p, h, &MAGIC, VERSION..=VERSION, FileKind::HashKeys, ends_with_checksum)?;
-    if !ends_with_checksum(h) {
-        return Err(checksum_mismatch(p, FileKind::HashKeys, "header", None, None));
-    }
+    check_version_and_sum(p, h, &MAGIC, VERSION, FileKind::HashKeys)?;
     let g = index.geometry();
     let ph = index.phase();
     if (bytes[12] as u32, bytes[13] as u32, bytes[14] as u32, bytes[15] as u32)

@@ -25,10 +25,9 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use crate::error::Error;
-use crate::error::{FileKind, checksum_mismatch, corrupt, io};
+use crate::error::{Error, FileKind, checksum_mismatch, corrupt, io};
 use crate::index::PhaseIndex;
-use crate::store::file::{Hasher, checksum, ends_with_checksum, header_version, le_u64, prefix, write_atomic};
+use crate::store::file::{Hasher, check_version_and_sum, checksum, le_u64, prefix, write_atomic};
 
 use super::Backend;
 
@@ -71,10 +70,7 @@ pub(super) struct Header {
 
 /// Check the header of the keys file `path` against what `index` expects.
 pub(super) fn decode_header(path: &Path, h: &[u8; HEADER_LEN], index: &PhaseIndex) -> Result<Header, Error> {
-    header_version(path, h, &MAGIC, VERSION..=VERSION, FileKind::SortedKeys, ends_with_checksum)?;
-    if !ends_with_checksum(h) {
-        return Err(checksum_mismatch(path, FileKind::SortedKeys, "header", None, None));
-    }
+    check_version_and_sum(path, h, &MAGIC, VERSION, FileKind::SortedKeys)?;
     if h[32..56].iter().any(|&b| b != 0) {
         return Err(corrupt(path, "reserved header bytes 32..56 are not zero"));
     }
