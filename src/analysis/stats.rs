@@ -202,8 +202,7 @@ pub fn phase_stats(
 /// and a step per phase.
 pub fn database_stats(db: &Database, reporter: &dyn Reporter) -> Result<Vec<PhaseStats>, Error> {
     let (g, index) = (db.geometry(), db.index());
-    let mut totals: Vec<u32> = index.phases().iter().map(|p| p.phase().pieces()).collect();
-    totals.dedup();
+    let totals = index.group_pieces();
     let mut phases = Vec::new();
     for total in totals {
         let group =

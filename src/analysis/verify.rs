@@ -53,41 +53,43 @@ pub fn check_position(geom: &Geometry, sol: &impl RecordSource, pos: &Position) 
 /// Check position `pos`, whose index in its phase is `idx`; `None` if it agrees. A
 /// record that cannot be read is a disagreement too, described.
 fn check_indexed(geom: &Geometry, sol: &impl RecordSource, pos: &Position, idx: u64) -> Option<String> {
-    let checked = (|| -> Result<Option<String>, crate::error::Error> {
-        let rec = sol.record(pos.phase(), idx)?;
-        // A capture that wins at once removes a piece, so there is no special move either.
-        let Some(opts) = move_values_unless_capture_wins(geom, sol, pos)? else {
-            if rec.base == Outcome::Win(1) && rec.special.is_none() {
-                return Ok(None);
-            }
-            let board = format_board(geom, pos);
-            return Ok(Some(format!("{board}: stored {:?} special {:?}, an immediate win", rec.base, rec.special)));
-        };
-        let top = best(opts.iter().map(|o| o.outcome));
-        let achievers: Vec<&MoveValue> = opts.iter().filter(|o| o.outcome == top).collect();
-        let want_special = match achievers.as_slice() {
-            [o] if o.removal == Removal::None => {
-                let second = best(opts.iter().filter(|p| p.index != o.index).map(|p| p.outcome));
-                Some((o.index as u32, second))
-            }
-            _ => None,
-        };
-        // A special move whose node no predecessor reaches is not stored (the store drops
-        // them); a stored one must be the right one.
-        let want_special = match want_special {
-            Some((s, _)) if rec.special.is_none() && !node_exists(geom, pos, s as usize) => None,
-            w => w,
-        };
-        if rec.base != top || rec.special != want_special {
-            let board = format_board(geom, pos);
-            return Ok(Some(format!(
-                "{board}: stored {:?} special {:?}, children give {:?} special {:?}",
-                rec.base, rec.special, top, want_special
-            )));
+    check_record(geom, sol, pos, idx).unwrap_or_else(|e| Some(format!("{}: {e}", format_board(geom, pos))))
+}
+
+/// [`check_indexed`], with the errors of reading records returned as they are.
+fn check_record(geom: &Geometry, sol: &impl RecordSource, pos: &Position, idx: u64) -> Result<Option<String>, Error> {
+    let rec = sol.record(pos.phase(), idx)?;
+    // A capture that wins at once removes a piece, so there is no special move either.
+    let Some(opts) = move_values_unless_capture_wins(geom, sol, pos)? else {
+        if rec.base == Outcome::Win(1) && rec.special.is_none() {
+            return Ok(None);
         }
-        Ok(None)
-    })();
-    checked.unwrap_or_else(|e| Some(format!("{}: {e}", format_board(geom, pos))))
+        let board = format_board(geom, pos);
+        return Ok(Some(format!("{board}: stored {:?} special {:?}, an immediate win", rec.base, rec.special)));
+    };
+    let top = best(opts.iter().map(|o| o.outcome));
+    let achievers: Vec<&MoveValue> = opts.iter().filter(|o| o.outcome == top).collect();
+    let want_special = match achievers.as_slice() {
+        [o] if o.removal == Removal::None => {
+            let second = best(opts.iter().filter(|p| p.index != o.index).map(|p| p.outcome));
+            Some((o.index as u32, second))
+        }
+        _ => None,
+    };
+    // A special move whose node no predecessor reaches is not stored (the store drops
+    // them); a stored one must be the right one.
+    let want_special = match want_special {
+        Some((s, _)) if rec.special.is_none() && !node_exists(geom, pos, s as usize) => None,
+        w => w,
+    };
+    if rec.base != top || rec.special != want_special {
+        let board = format_board(geom, pos);
+        return Ok(Some(format!(
+            "{board}: stored {:?} special {:?}, children give {:?} special {:?}",
+            rec.base, rec.special, top, want_special
+        )));
+    }
+    Ok(None)
 }
 
 /// Positions per work item of a [`sweep`].
@@ -227,8 +229,7 @@ pub fn check_checksums(db: &Database, reporter: &dyn Reporter) -> Result<Checksu
 /// gets the loading, a step per phase and a note per phase checked.
 pub fn verify_database(db: &Database, reporter: &dyn Reporter) -> Result<Vec<(Phase, VerifyReport)>, Error> {
     let (g, index) = (db.geometry(), db.index());
-    let mut totals: Vec<u32> = index.phases().iter().map(|p| p.phase().pieces()).collect();
-    totals.dedup();
+    let totals = index.group_pieces();
     let mut reports = Vec::new();
     for pieces in totals {
         let vals = GroupValues::load(db.path(), g, index, pieces, reporter)?;

@@ -101,8 +101,7 @@ pub fn run(args: InterestingArgs) -> Result<(), Error> {
     let index = db.index().clone();
     let wanted: Vec<Class> = if args.classes.is_empty() { Class::ALL.to_vec() } else { args.classes.clone() };
     let limit = args.max_pieces.unwrap_or(u32::MAX);
-    let mut totals: Vec<u32> = index.phases().iter().map(|p| p.phase().pieces()).filter(|&n| n <= limit).collect();
-    totals.dedup();
+    let totals: Vec<u32> = index.group_pieces().into_iter().filter(|&n| n <= limit).collect();
     if totals.is_empty() {
         return Err(Error::InvalidArgument(format!(
             "--max-pieces {limit}: the database has no phase with at most {limit} pieces"

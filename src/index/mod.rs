@@ -432,6 +432,14 @@ impl GameIndex {
         &self.phases
     }
 
+    /// The piece counts of its phase groups (phases with equal piece counts are solved
+    /// together), in solving order: `[8, 9, 10]` for the whole standard game.
+    pub fn group_pieces(&self) -> Vec<u32> {
+        let mut totals: Vec<u32> = self.phases.iter().map(|p| p.phase().pieces()).collect();
+        totals.dedup();
+        totals
+    }
+
     /// The index of one phase, if present.
     pub fn phase(&self, phase: Phase) -> Option<&PhaseIndex> {
         self.phases.iter().find(|p| p.phase() == phase)

@@ -9,8 +9,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use crate::error::Error;
-use crate::error::io;
+use crate::error::{Error, io};
 use crate::game::Position;
 use crate::game::notation::code_to_base64;
 use crate::index::{GameIndex, PhaseIndex};

@@ -19,8 +19,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use crate::error::Error;
-use crate::error::io;
+use crate::error::{Error, io};
 use crate::game::moves::is_immediate_win;
 use crate::game::notation::code_to_base64;
 use crate::game::symmetry::{canonical_code, is_canonical};

@@ -14,8 +14,7 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use crate::error::Error;
-use crate::error::{FileKind, checksum_mismatch, corrupt, io};
+use crate::error::{Error, FileKind, checksum_mismatch, corrupt, io};
 use crate::game::node::Convention;
 use crate::game::{Geometry, Phase};
 use crate::store::file::{check_header, checksum, le_u32, le_u64, prefix, sync_dir, temp_name};

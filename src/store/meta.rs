@@ -8,8 +8,7 @@
 
 use std::path::Path;
 
-use crate::error::Error;
-use crate::error::{FileKind, checksum_mismatch, corrupt, io};
+use crate::error::{Error, FileKind, checksum_mismatch, corrupt, io};
 use crate::store::file::{checksum, header_version, le_u32, le_u64, write_atomic};
 
 /// The file name of the metadata inside the database directory.

@@ -33,8 +33,7 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use crate::error::Error;
-use crate::error::{FileKind, checksum_mismatch, corrupt, io};
+use crate::error::{Error, FileKind, checksum_mismatch, corrupt, io};
 use crate::game::{Geometry, Phase};
 use crate::record::{Packed, PhaseValues, Val};
 use crate::store::cache::{BlockCache, DEFAULT_CACHE_BYTES, Decoded};

@@ -137,8 +137,7 @@ impl Solution {
     pub fn load(dir: &std::path::Path, geom: &Geometry, max_pieces: u32) -> Result<Solution, Error> {
         let index = GameIndex::build(geom, max_pieces)?;
         let mut phases = Vec::new();
-        let mut totals: Vec<u32> = index.phases().iter().map(|p| p.phase().pieces()).collect();
-        totals.dedup();
+        let totals = index.group_pieces();
         for total in totals {
             match crate::store::load_group(dir, geom, &index, total, &Silent)? {
                 Some(v) => phases.extend(v),
@@ -258,8 +257,7 @@ fn solve_phases(
     mut sink: impl FnMut(PhaseValues) -> Result<(), Error>,
 ) -> Result<(), Error> {
     let mut done: Vec<Finished> = Vec::new();
-    let mut totals: Vec<u32> = index.phases().iter().map(|p| p.phase().pieces()).collect();
-    totals.dedup();
+    let totals = index.group_pieces();
     let last = totals.last().copied();
     for total in totals {
         let members: Vec<&PhaseIndex> = index.phases().iter().filter(|p| p.phase().pieces() == total).collect();

@@ -5,8 +5,7 @@
 
 use std::path::Path;
 
-use crate::error::Error;
-use crate::error::io;
+use crate::error::{Error, io};
 use crate::index::PhaseIndex;
 
 use super::keyfile::{self, HEADER_LEN};

@@ -20,8 +20,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::Error;
-use crate::error::corrupt;
+use crate::error::{Error, corrupt};
 use crate::index::PhaseIndex;
 
 use super::{Backend, KeyIndex, keyfile};
