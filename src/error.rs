@@ -255,6 +255,14 @@ pub enum Error {
         /// The bytes the checksum covers (start..end in the file), where known.
         bytes: Option<(u64, u64)>,
     },
+    /// Another process is writing the database.
+    #[error("{path} is being written by {holder}; wait for it to finish (one writer at a time)")]
+    Locked {
+        /// The database directory.
+        path: PathBuf,
+        /// The command and process holding the writer lock.
+        holder: String,
+    },
     /// No solved database where one was expected.
     #[error(
         "no solved database at {path} for phase {phase}; run `ostledb solve --db {path} --max-pieces {max_pieces}` first"

@@ -382,14 +382,15 @@ fn solve_query_stats_verify_and_corruption_on_phase_4_4() {
     assert_eq!(p["win"].as_u64().unwrap() + p["loss"].as_u64().unwrap() + p["draw"].as_u64().unwrap(), 160_900_185);
 
     // The solver's 8-byte records are gone; the database is the packed store.
-    assert!(!dir.join("phase-4-4.vals").exists() && dir.join("values-4-4.zst").exists());
+    let data = ostledb::store::directory::current_data_dir(&dir).unwrap();
+    assert!(!dir.join("phase-4-4.vals").exists() && data.join("values-4-4.zst").exists());
     let v = json_stdout(&["verify", "--db", db, "--deep", "--json", "--quiet"]);
     assert_eq!(v["ok"], true, "{v}");
     assert_eq!(v["phases"][0]["report"]["mismatches"], 0, "{v}");
 
     // Damage one byte inside a value block: the block checksum catches it, and verify
     // names the block; every reader refuses with exit code 1 (corrupt), never panics.
-    let file = dir.join("values-4-4.zst");
+    let file = data.join("values-4-4.zst");
     let mut f = std::fs::OpenOptions::new().read(true).write(true).open(&file).unwrap();
     use std::io::{Seek, SeekFrom};
     let mut b = [0u8; 1];

@@ -18,6 +18,11 @@ use ostledb::store::pack::{PackOptions, pack};
 use ostledb::store::values::WriteOptions;
 use ostledb::store::{Database, meta};
 
+/// Where the value and key files of the database at `dir` are now.
+fn data(dir: &Path) -> std::path::PathBuf {
+    ostledb::store::directory::current_data_dir(dir).unwrap()
+}
+
 fn tmpdir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("ostledb-store-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
@@ -224,17 +229,22 @@ fn an_unfinished_database_never_opens() {
     assert!(e.to_string().contains("not a finished database"), "{e}");
     pack(&dir, &g, 6, &PackOptions::default(), |_| {}).unwrap();
     assert!(Database::open(&dir).is_ok());
-    // Packing again removes the metadata first: a pack stopped half-way leaves no
-    // database behind, and one that finishes leaves the same answers.
-    std::fs::remove_file(dir.join(meta::FILE)).unwrap();
-    assert!(Database::open(&dir).is_err());
+    // Packing again (from the value files) writes a new generation beside the current
+    // one and switches to it; the old one is removed, as no reader has it open.
+    let first = data(&dir);
     pack(&dir, &g, 6, &PackOptions::default(), |_| {}).unwrap();
+    let second = data(&dir);
+    assert!(first != second && !first.exists() && second.is_dir(), "{first:?} -> {second:?}");
     check_against(&Database::open(&dir).unwrap(), &oracle(&g, 6), 1);
-    // No temporary file is left behind.
-    for e in std::fs::read_dir(&dir).unwrap() {
-        let name = e.unwrap().file_name().to_string_lossy().to_string();
-        assert!(!name.ends_with(".tmp"), "{name}");
+    // No temporary file is left behind, and nothing the metadata does not list.
+    for d in [&dir, &second] {
+        for e in std::fs::read_dir(d).unwrap() {
+            let name = e.unwrap().file_name().to_string_lossy().to_string();
+            assert!(!name.ends_with(".tmp"), "{name}");
+        }
     }
+    let meta = meta::read(&dir).unwrap().unwrap();
+    assert!(ostledb::store::directory::unlisted(&dir, &meta).is_empty());
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -340,7 +350,7 @@ fn foreign_magic_and_future_versions_are_refused_with_a_clear_reason() {
         ("keys-2-2.sorted", 0, FileKind::SortedKeys),
     ];
     for (name, at, kind) in cases {
-        let file = dir.join(name);
+        let file = if name == meta::FILE { dir.join(name) } else { data(&dir).join(name) };
         let good = std::fs::read(&file).unwrap();
         let mut bad = good.clone();
         bad[at] = b'X';
@@ -363,9 +373,9 @@ fn foreign_magic_and_future_versions_are_refused_with_a_clear_reason() {
     bad[24..32].copy_from_slice(&sum.to_le_bytes());
     std::fs::write(&file, &bad).unwrap();
     let e = Database::open(&dir).unwrap_err();
-    assert!(matches!(e, Error::NewerFormat { found: 9, max: 2, .. }), "{e:?}");
-    assert!(e.to_string().contains("format v9") && e.to_string().contains("reads up to v2"), "{e}");
-    let file = dir.join("values-2-2.zst");
+    assert!(matches!(e, Error::NewerFormat { found: 9, max: 3, .. }), "{e:?}");
+    assert!(e.to_string().contains("format v9") && e.to_string().contains("reads up to v3"), "{e}");
+    let file = data(&dir).join("values-2-2.zst");
     let good_v = std::fs::read(&file).unwrap();
     std::fs::write(dir.join(meta::FILE), &good).unwrap();
     let mut bad = good_v.clone();
@@ -533,11 +543,13 @@ fn elided_loss_distances_come_back_exact() {
     let (mut small, mut large) = (0, 0);
     for p in sol.index().phases() {
         let ph = p.phase();
-        let (fe, fk) =
-            (ValueFile::open(&elided, &g, ph, p.len()).unwrap(), ValueFile::open(&kept, &g, ph, p.len()).unwrap());
+        let (fe, fk) = (
+            ValueFile::open(&data(&elided), &g, ph, p.len()).unwrap(),
+            ValueFile::open(&data(&kept), &g, ph, p.len()).unwrap(),
+        );
         assert!(fe.elides_losses() && !fk.elides_losses());
         (small, large) = (small + fe.file_len(), large + fk.file_len());
-        let stored = ostledb::store::values::load_raw(&elided, &g, ph, p.len()).unwrap();
+        let stored = ostledb::store::values::load_raw(&data(&elided), &g, ph, p.len()).unwrap();
         let exact = ostledb::store::load_phase(&elided, &g, ph, p.len()).unwrap().unwrap();
         let from_kept = ostledb::store::load_phase(&kept, &g, ph, p.len()).unwrap().unwrap();
         let base = ostledb::store::load_base(&elided, &g, ph, p.len()).unwrap().unwrap();
@@ -569,14 +581,15 @@ fn elided_loss_distances_come_back_exact() {
     // Plant a win stored as an elided loss, rewriting the file (so its checksums hold).
     let p = sol.index().phases().last().unwrap();
     let ph = p.phase();
-    let mut records = ostledb::store::values::load_raw(&elided, &g, ph, p.len()).unwrap();
+    let mut records = ostledb::store::values::load_raw(&data(&elided), &g, ph, p.len()).unwrap();
     let i = (0..p.len())
         .find(|&i| matches!(sol.phase(ph).unwrap().record(i).base, Outcome::Win(n) if n > 1))
         .expect("a win");
     let r = &mut records.raw_mut()[i as usize];
     *r = Packed(*r).with_base(ELIDED_LOSS).0;
-    write_values(&elided, &g, &records, WriteOptions { block: 256, level: 3, ..WriteOptions::default() }).unwrap();
-    assert!(elided.join(file_name(ph)).is_file());
+    write_values(&data(&elided), &g, &records, WriteOptions { block: 256, level: 3, ..WriteOptions::default() })
+        .unwrap();
+    assert!(data(&elided).join(file_name(ph)).is_file());
     let db = Database::open(&elided).unwrap();
     let e = db.probe(&p.position_at(i), None).unwrap_err();
     assert!(matches!(e, Error::Corrupt { .. }) && e.to_string().contains("stored as a loss"), "{e}");
@@ -605,7 +618,7 @@ fn pack_rewrites_value_files_from_any_version() {
         let opts = PackOptions { values, backends: vec![Backend::Rank, Backend::Sorted], keep_work: false };
         pack(&dir, &g, 6, &opts, |_| {}).unwrap();
         let db = Database::open(&dir).unwrap();
-        assert_eq!(db.meta().format, 2);
+        assert_eq!(db.meta().format, meta::VERSION);
         for p in db.index().phases() {
             let f = db.values(p.phase()).unwrap();
             assert_eq!((f.version(), f.elides_losses(), f.block_positions()), (2, elide, 100));
@@ -660,7 +673,7 @@ fn format_cases(name: &str) -> (PathBuf, Vec<FileCase>) {
     let layer: Vec<u64> = (0..70_000u64).map(|i| 3 * i + 1).collect();
     bfs::write(&dir, &g, Convention::Published, true, false, &[&[0], &layer]).unwrap();
 
-    let vpath = dir.join(values::file_name(ph));
+    let vpath = data(&dir).join(values::file_name(ph));
     let v = std::fs::read(&vpath).unwrap();
     let blocks = le_u32(&v, 28) as u64;
     assert!(blocks >= 3, "{blocks} value blocks");
@@ -694,7 +707,7 @@ fn format_cases(name: &str) -> (PathBuf, Vec<FileCase>) {
             file: vpath,
             read: Box::new({
                 let d = d.clone();
-                move || values::ValueFile::open(&d, &g1, ph, n)?.check().map(|_| ())
+                move || values::ValueFile::open(&data(&d), &g1, ph, n)?.check().map(|_| ())
             }),
             max: *values::VERSIONS.end(),
             header_sum: Some(64),
@@ -704,7 +717,7 @@ fn format_cases(name: &str) -> (PathBuf, Vec<FileCase>) {
         },
         FileCase {
             kind: FileKind::SortedKeys,
-            file: dir.join(&Backend::Sorted.files(ph)[0]),
+            file: data(&dir).join(&Backend::Sorted.files(ph)[0]),
             read: Box::new({
                 let d = d.clone();
                 move || keys::check(Backend::Sorted, &d, &p1).map(|_| ())
@@ -745,11 +758,11 @@ fn format_cases(name: &str) -> (PathBuf, Vec<FileCase>) {
     if hash {
         cases.push(FileCase {
             kind: FileKind::HashKeys,
-            file: dir.join(&Backend::Hash.files(ph)[0]),
+            file: data(&dir).join(&Backend::Hash.files(ph)[0]),
             read: Box::new(move || keys::check(Backend::Hash, &d, &p2).map(|_| ())),
             max: 1,
             header_sum: Some(56),
-            body_byte: std::fs::metadata(dir.join(&Backend::Hash.files(ph)[0])).unwrap().len() as usize - 2,
+            body_byte: std::fs::metadata(data(&dir).join(&Backend::Hash.files(ph)[0])).unwrap().len() as usize - 2,
             section: "body",
             block: None,
         });

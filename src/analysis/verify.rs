@@ -28,6 +28,7 @@ use crate::probe::{MoveValue, RecordSource, best, move_values_unless_capture_win
 use crate::progress::{Reporter, thousands};
 use crate::record::Outcome;
 use crate::store::bfs::BfsFile;
+use crate::store::directory::unlisted;
 use crate::store::group::GroupValues;
 use crate::store::keys::{self, Backend};
 use crate::store::{Database, meta};
@@ -181,6 +182,10 @@ pub struct ChecksumReport {
     pub files: Vec<FileCheck>,
     /// Their bytes in all.
     pub bytes: u64,
+    /// Entries of the database directory that are not part of the database (left by a
+    /// writer that stopped, or superseded while a reader had them open): the next
+    /// writer removes them.
+    pub unlisted: Vec<String>,
     /// Wall time of the pass.
     pub seconds: f64,
 }
@@ -209,7 +214,7 @@ pub fn check_checksums(db: &Database, reporter: &dyn Reporter) -> Result<Checksu
                 ));
                 continue;
             }
-            let n = keys::check(b, dir, p)?;
+            let n = keys::check(b, db.data_path(), p)?;
             if n > 0 {
                 files.push(FileCheck { file: format!("{} key index ({})", name, p.phase()), bytes: n });
             }
@@ -221,7 +226,8 @@ pub fn check_checksums(db: &Database, reporter: &dyn Reporter) -> Result<Checksu
         }
     }
     let bytes = files.iter().map(|f| f.bytes).sum();
-    Ok(ChecksumReport { files, bytes, seconds: t.elapsed().as_secs_f64() })
+    let unlisted = unlisted(dir, db.meta()).iter().map(|p| p.display().to_string()).collect();
+    Ok(ChecksumReport { files, bytes, unlisted, seconds: t.elapsed().as_secs_f64() })
 }
 
 /// Re-derive every stored value of the database from its children, one phase group at a

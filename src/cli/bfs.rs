@@ -104,6 +104,8 @@ pub fn run(args: BfsArgs) -> Result<(), Error> {
         None => None,
     };
     let reporter = CliReporter::new(args.common.quiet);
+    let _lock =
+        args.store.then(|| crate::cli::db::lock_for_writing(&args.common, "ostledb bfs --store")).transpose()?;
     let report =
         bfs_layers_with(g, convention, !args.no_checkmate_expansion, args.max_depth, args.max_nodes, &reporter);
     let stored = if args.store {

@@ -43,6 +43,7 @@ pub fn run(args: ImportArgs) -> Result<(), Error> {
     let t = Instant::now();
     let g = Geometry::new(args.side, args.start_pieces)?;
     let reporter = CliReporter::new(args.common.quiet);
+    let _lock = crate::cli::db::lock_for_writing(&args.common, "ostledb import")?;
     let s = import(&g, &args.from, &args.common.db, &args.store.options(), &reporter)?;
     if s.bfs_files > 0 {
         reporter.note(&format!("{} BFS files: {} nodes stored with their depths", s.bfs_files, thousands(s.bfs_nodes)));

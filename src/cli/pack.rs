@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use clap::Args;
 
+use crate::cli::db::lock_for_writing;
 use crate::cli::{CommonArgs, emit, thousands};
 use crate::error::Error;
 use crate::game::{Geometry, Phase};
@@ -68,9 +69,10 @@ impl StoreArgs {
 /// The largest piece count whose phases are all present in `dir`, as solver files or
 /// value files.
 fn present_max(dir: &std::path::Path, g: &Geometry) -> Option<u32> {
+    let data = crate::store::directory::current_data_dir(dir).ok()?;
     let mut best = None;
     for n in 2 * g.min_pieces()..=2 * g.start_pieces() {
-        let all = Phase::all(g, n).iter().all(|&p| phase_file(dir, p).is_file() || dir.join(file_name(p)).is_file());
+        let all = Phase::all(g, n).iter().all(|&p| phase_file(dir, p).is_file() || data.join(file_name(p)).is_file());
         if !all {
             break;
         }
@@ -118,6 +120,7 @@ pub fn pack_and_report(
 pub fn run(args: PackArgs) -> Result<(), Error> {
     let g = Geometry::standard();
     let dir = &args.common.db;
+    let _lock = lock_for_writing(&args.common, "ostledb pack")?;
     let max = match args.max_pieces {
         Some(m) => m,
         None => present_max(dir, g).ok_or_else(|| Error::MissingDatabase {
@@ -145,6 +148,7 @@ pub struct IndexArgs {
 /// Run `ostledb index`.
 pub fn run_index(args: IndexArgs) -> Result<(), Error> {
     let t = Instant::now();
+    let _lock = lock_for_writing(&args.common, &format!("ostledb index --backend {}", args.backend))?;
     let meta = add_backend(&args.common.db, args.backend)?;
     emit(&format!(
         "{}: built the {} key index in {:.1} s; the database has: {}\n",

@@ -67,6 +67,8 @@ pub fn run(args: SolveArgs, signals: &Signals) -> Result<(), Error> {
     }
     let t = Instant::now();
     let g = Geometry::standard();
+    // Held across solving and packing (the library calls share it).
+    let lock = crate::cli::db::lock_for_writing(&args.common, "ostledb solve")?;
     // Ctrl-C (or SIGTERM) sets the flag (the binary's handler, see `on_interrupt`).
     let opts = SolveOptions {
         reporter: Arc::new(CliReporter::new(args.common.quiet)),
@@ -97,6 +99,7 @@ pub fn run(args: SolveArgs, signals: &Signals) -> Result<(), Error> {
     })?;
     out.push_str(&format!("solved in {:.1} s\n", t.elapsed().as_secs_f64()));
     out.push_str(&pack_and_report(&args.common.db, g, args.max_pieces, &args.store.options(), args.common.quiet)?);
+    drop(lock);
     // A sample query, answered from the database just written.
     let db = Database::open(&args.common.db)?;
     let sample = "22220-00000-00300-00000-11110";

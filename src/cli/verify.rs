@@ -38,6 +38,9 @@ pub fn run(args: VerifyArgs) -> Result<(), Error> {
         sums.seconds,
         rate
     );
+    for u in &sums.unlisted {
+        out.push_str(&format!("not part of the database (the next write removes it): {u}\n"));
+    }
     let reports = if args.deep { verify_database(&db, &rep)? } else { Vec::new() };
     let bad: u64 = reports.iter().map(|r| r.1.mismatches).sum();
     if args.json {

@@ -29,6 +29,7 @@ use crate::probe::{RecordSource, best, move_values};
 use crate::progress::Reporter;
 use crate::published::{FIELDS, Fields, Kind, file_name, nontrivial_nodes, parse_file_name, parse_line};
 use crate::record::{Packed, PhaseValues, Record, Val, outcome_val};
+use crate::store::directory::WriteLock;
 use crate::store::meta::{self, Meta};
 use crate::store::pack::{PackOptions, pack};
 
@@ -314,6 +315,7 @@ pub fn import(
 ) -> Result<ImportSummary, Error> {
     let (n, files, bfs) = list_files(from)?;
     let index = GameIndex::build(geom, n)?;
+    let _lock = WriteLock::acquire(db, "ostledb import")?;
     if meta::read(db)?.is_some() {
         return Err(Error::InvalidArgument(format!(
             "{} already holds a database; import into a new directory",

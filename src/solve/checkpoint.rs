@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::{Error, FileKind, checksum_mismatch, io};
 use crate::game::{Geometry, Phase};
-use crate::store::file::{WordHash, header_version};
+use crate::store::file::{WordHash, fault_point, header_version, rename_durably};
 
 /// The first 8 bytes of a group checkpoint file.
 pub const MAGIC: [u8; 8] = *b"OSTLEGRP";
@@ -151,6 +151,7 @@ pub(crate) fn save(
     let path = group_file(dir, phases);
     let tmp = path.with_extension("ckpt.tmp");
     let n = states.len() as u64;
+    fault_point("create").map_err(io(&tmp))?;
     let f = File::create(&tmp).map_err(io(&tmp))?;
     let mut w = BufWriter::with_capacity(1 << 20, f);
     let mut hash = WordHash::new();
@@ -176,7 +177,8 @@ pub(crate) fn save(
     f.seek(SeekFrom::Start(0)).map_err(io(&tmp))?;
     f.write_all(&header(geom, phases, chunk as u32, n, level, last, sum)).map_err(io(&tmp))?;
     f.sync_all().map_err(io(&tmp))?;
-    std::fs::rename(&tmp, &path).map_err(io(&path))?;
+    drop(f);
+    rename_durably(&tmp, &path)?;
     Ok(path)
 }
 

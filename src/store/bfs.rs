@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 use crate::error::{Error, FileKind, checksum_mismatch, corrupt, io};
 use crate::game::node::Convention;
 use crate::game::{Geometry, Phase};
-use crate::store::file::{check_header, checksum, le_u32, le_u64, prefix, sync_dir, temp_name};
+use crate::store::file::{check_header, checksum, fault_point, le_u32, le_u64, prefix, rename_durably, temp_name};
 
 /// The first 8 bytes of a BFS file.
 pub const MAGIC: [u8; 8] = *b"OSTLEBFS";
@@ -129,10 +129,11 @@ pub fn write(
     if layers.len() > 256 {
         return Err(Error::InvalidArgument("a BFS file holds at most 256 depths".into()));
     }
-    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    let _lock = crate::store::directory::WriteLock::acquire(dir, "ostledb bfs --store")?;
     let path = dir.join(file_name(convention));
     let tmp = temp_name(&path);
     let r = (|| -> Result<u64, Error> {
+        fault_point("create").map_err(io(&tmp))?;
         let f = File::create(&tmp).map_err(io(&tmp))?;
         let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
         w.write_all(&[0u8; HEADER_LEN]).map_err(io(&tmp))?;
@@ -222,8 +223,7 @@ pub fn write(
         let _ = std::fs::remove_file(&tmp);
     }
     let len = r?;
-    std::fs::rename(&tmp, &path).map_err(io(&path))?;
-    sync_dir(dir)?;
+    rename_durably(&tmp, &path)?;
     Ok(len)
 }
 

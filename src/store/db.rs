@@ -1,7 +1,10 @@
 //! [`Database`]: a solved database opened for queries, the library's entry point.
 //!
-//! A database is a directory holding `ostledb.meta` (what it holds), one value file per
-//! phase (`values-A-B.zst`) and the files of its key indexes (see [`crate::store::keys`]).
+//! A database is a directory holding `ostledb.meta` (what it holds) and, in the
+//! subdirectory of its current generation ([`crate::store::directory`]), one value file
+//! per phase (`values-A-B.zst`) and the files of its key indexes (see
+//! [`crate::store::keys`]). An open database holds the readers' shared lock, so no
+//! writer removes files it may still read.
 //! Opening reads the metadata and the header and block index of each value file; key
 //! indexes are opened on first use, value blocks are read and decompressed on demand (the
 //! last block of each phase is kept).
@@ -18,6 +21,7 @@ use crate::index::GameIndex;
 use crate::probe::{MoveValue, RecordSource, move_values, node_value, resolve_record};
 use crate::record::{Outcome, Packed, Record};
 use crate::store::cache::{BlockCache, DEFAULT_CACHE_BYTES};
+use crate::store::directory::{ReadLock, data_dir};
 use crate::store::keys::{self, Backend, KeyIndex};
 use crate::store::meta::{self, Meta};
 use crate::store::values::ValueFile;
@@ -31,6 +35,9 @@ struct Slot {
 /// all a query needs).
 pub struct Database {
     dir: PathBuf,
+    /// Where its value and key files are (the current generation when it was opened).
+    data: PathBuf,
+    _readers: ReadLock,
     geom: Geometry,
     meta: Meta,
     index: GameIndex,
@@ -96,10 +103,12 @@ impl Database {
         let backend = opts.backend;
         let cache = Arc::new(BlockCache::new(opts.cache_bytes));
         let dir = dir.as_ref().to_path_buf();
+        let readers = ReadLock::acquire(&dir);
         let meta = match meta::read(&dir)? {
             Some(m) => m,
             None => return Err(missing(&dir)),
         };
+        let data = data_dir(&dir, &meta);
         let mpath = dir.join(meta::FILE);
         let geom = Geometry::new(meta.side as u32, meta.start_pieces as u32)
             .map_err(|e| crate::error::corrupt(&mpath, format!("board: {e}")))?;
@@ -128,7 +137,7 @@ impl Database {
             if (m.player as u32, m.opponent as u32) != (ph.player, ph.opponent) || m.positions != p.len() {
                 return Err(crate::error::corrupt(&mpath, format!("phase {ph}: listed wrongly")));
             }
-            let mut values = ValueFile::open(&dir, &geom, ph, p.len())?;
+            let mut values = ValueFile::open(&data, &geom, ph, p.len())?;
             values.use_cache(cache.clone(), slots.len() as u32);
             if values.file_len() != m.value_bytes {
                 return Err(crate::error::corrupt(
@@ -138,12 +147,17 @@ impl Database {
             }
             slots.insert(ph, Slot { values, keys: OnceLock::new() });
         }
-        Ok(Database { dir, geom, meta, index, backend, slots, cache, bfs: OnceLock::new() })
+        Ok(Database { dir, data, _readers: readers, geom, meta, index, backend, slots, cache, bfs: OnceLock::new() })
     }
 
     /// The database directory.
     pub fn path(&self) -> &Path {
         &self.dir
+    }
+
+    /// The directory of its value and key files (its generation when it was opened).
+    pub fn data_path(&self) -> &Path {
+        &self.data
     }
 
     /// The board.
@@ -207,7 +221,7 @@ impl Database {
             return Ok(k);
         }
         let p = self.index.phase(phase).expect("phase of the index");
-        let k: Arc<dyn KeyIndex> = Arc::from(keys::open(self.backend, &self.dir, p)?);
+        let k: Arc<dyn KeyIndex> = Arc::from(keys::open(self.backend, &self.data, p)?);
         let _ = slot.keys.set(k);
         Ok(slot.keys.get().expect("just set"))
     }
@@ -235,14 +249,14 @@ impl Database {
                     Ok((ph, i))
                 } else {
                     Err(crate::error::corrupt(
-                        &self.dir.join(&self.backend.files(ph)[0]),
+                        &self.data.join(&self.backend.files(ph)[0]),
                         format!("the key index maps code {code} to position {i}, which holds another position"),
                     ))
                 }
             }
             Some(i) => Ok((ph, i)),
             None => Err(crate::error::corrupt(
-                &self.dir,
+                &self.data,
                 format!("the {} key index of phase {ph} lacks the position with code {code}", self.backend),
             )),
         }
@@ -374,7 +388,7 @@ fn missing(dir: &Path) -> Error {
         .unwrap_or(false);
     if unpacked {
         Error::InvalidArgument(format!(
-            "{} holds solved phases but is not a finished database (no {}): run `ostledb solve --db {}` again to finish it",
+            "{} holds solved phases but is not a finished database (no {}): run `ostledb pack --db {}` to finish it",
             dir.display(),
             meta::FILE,
             dir.display()

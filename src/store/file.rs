@@ -144,14 +144,71 @@ pub fn temp_name(path: &Path) -> PathBuf {
 /// crash leaves either the old file or the new one, and at worst a `*.tmp` file.
 pub fn write_atomic(path: &Path, fill: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>) -> Result<(), Error> {
     let tmp = temp_name(path);
+    fault_point("create").map_err(io(&tmp))?;
     let f = File::create(&tmp).map_err(io(&tmp))?;
     let mut w = BufWriter::with_capacity(1 << 20, f);
     fill(&mut w).map_err(io(&tmp))?;
+    fault_point("write").map_err(io(&tmp))?;
     let f = w.into_inner().map_err(|e| Error::Io { path: tmp.clone(), source: e.into_error() })?;
     f.sync_all().map_err(io(&tmp))?;
     drop(f);
-    std::fs::rename(&tmp, path).map_err(io(path))?;
-    sync_dir(path.parent().unwrap_or(Path::new(".")))
+    rename_durably(&tmp, path)
+}
+
+/// Rename `from` to `to` (the last step of every atomic write) and fsync the directory.
+pub fn rename_durably(from: &Path, to: &Path) -> Result<(), Error> {
+    fault_point("rename").map_err(io(to))?;
+    std::fs::rename(from, to).map_err(io(to))?;
+    sync_dir(to.parent().unwrap_or(Path::new(".")))
+}
+
+/// What [`fault_point`] does when its turn comes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fault {
+    /// Fail the step with an I/O error.
+    Error,
+    /// Fail the step as a full disk does (ENOSPC).
+    Full,
+    /// End the process on the spot, as a crash or SIGKILL would (no cleanup runs).
+    Abort,
+}
+
+/// The fault to inject and at which step, from `OSTLEDB_FAULT` (read once).
+fn fault_plan() -> Option<(u64, Fault)> {
+    static PLAN: std::sync::OnceLock<Option<(u64, Fault)>> = std::sync::OnceLock::new();
+    *PLAN.get_or_init(|| {
+        let v = std::env::var("OSTLEDB_FAULT").ok()?;
+        let (n, kind) = v.split_once(':').unwrap_or((&v, "error"));
+        let kind = match kind {
+            "error" => Fault::Error,
+            "enospc" => Fault::Full,
+            "abort" => Fault::Abort,
+            _ => return None,
+        };
+        Some((n.parse().ok()?, kind))
+    })
+}
+
+/// A write step, numbered in the order a process reaches them. The crash tests set
+/// `OSTLEDB_FAULT=N` (or `N:enospc`, `N:abort`) to make step `N` fail with an I/O
+/// error, fail as on a full disk, or end the process there; unset, this does nothing.
+/// Every step of writing a database calls it: creating, filling and renaming each
+/// file, making and switching generations, removing leftovers.
+pub fn fault_point(step: &str) -> std::io::Result<()> {
+    static REACHED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let Some((at, kind)) = fault_plan() else { return Ok(()) };
+    let n = REACHED.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+    if n != at {
+        return Ok(());
+    }
+    match kind {
+        Fault::Error => Err(std::io::Error::other(format!("injected fault at write step {n} ({step})"))),
+        Fault::Full => Err(std::io::Error::from_raw_os_error(28)),
+        Fault::Abort => {
+            eprintln!("ostledb: injected crash at write step {n} ({step})");
+            std::process::abort()
+        }
+    }
 }
 
 /// Fsync a directory, so that a rename inside it is durable.

@@ -114,6 +114,7 @@ pub fn resolve_group(
     lower: &[(Phase, Vec<Val>)],
     reporter: &dyn Reporter,
 ) -> Result<u64, Error> {
+    let data = crate::store::directory::current_data_dir(dir)?;
     let mut resolved = 0u64;
     for k in 0..full.len() {
         if !elided[k] {
@@ -121,7 +122,7 @@ pub fn resolve_group(
         }
         let ph = full[k].phase();
         let p = index.phase(ph).ok_or_else(|| Error::InvalidArgument(format!("phase {ph} is not indexed")))?;
-        let file = dir.join(values::file_name(ph));
+        let file = data.join(values::file_name(ph));
         let n = p.len();
         reporter.begin(&format!("losses {ph}"), n);
         let mut lo = 0u64;
@@ -155,8 +156,9 @@ pub fn resolve_group(
 
 /// The base values of a phase as stored (either kind of file).
 fn stored_base(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> Result<Option<Vec<Val>>, Error> {
-    if dir.join(values::file_name(phase)).is_file() {
-        return values::load_base_raw(dir, geom, phase, expect).map(Some);
+    let data = crate::store::directory::current_data_dir(dir)?;
+    if data.join(values::file_name(phase)).is_file() {
+        return values::load_base_raw(&data, geom, phase, expect).map(Some);
     }
     phasefile::load_base(dir, geom, phase, expect)
 }
@@ -172,12 +174,13 @@ pub fn load_group(
     pieces: u32,
     reporter: &dyn Reporter,
 ) -> Result<Option<Vec<PhaseValues>>, Error> {
+    let data = crate::store::directory::current_data_dir(dir)?;
     let mut full = Vec::new();
     let mut elided = Vec::new();
     for p in index.phases().iter().filter(|p| p.phase().pieces() == pieces) {
         let ph = p.phase();
-        if dir.join(values::file_name(ph)).is_file() {
-            let f = ValueFile::open(dir, geom, ph, p.len())?;
+        if data.join(values::file_name(ph)).is_file() {
+            let f = ValueFile::open(&data, geom, ph, p.len())?;
             elided.push(f.elides_losses());
             full.push(values::load_file(&f)?);
         } else {
@@ -207,10 +210,11 @@ pub fn load_group(
 /// The exact values of one phase (loading and resolving its whole group if its file
 /// elides loss distances); `Ok(None)` when it is in neither form.
 pub fn load_phase(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> Result<Option<PhaseValues>, Error> {
-    if !dir.join(values::file_name(phase)).is_file() {
+    let data = crate::store::directory::current_data_dir(dir)?;
+    if !data.join(values::file_name(phase)).is_file() {
         return phasefile::load(dir, geom, phase, expect);
     }
-    let f = ValueFile::open(dir, geom, phase, expect)?;
+    let f = ValueFile::open(&data, geom, phase, expect)?;
     if !f.elides_losses() {
         return values::load_file(&f).map(Some);
     }
@@ -221,10 +225,11 @@ pub fn load_phase(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> Res
 
 /// The exact base values of one phase (2 bytes per position).
 pub fn load_base(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> Result<Option<Vec<Val>>, Error> {
-    if dir.join(values::file_name(phase)).is_file() && !ValueFile::open(dir, geom, phase, expect)?.elides_losses() {
-        return values::load_base_raw(dir, geom, phase, expect).map(Some);
+    let data = crate::store::directory::current_data_dir(dir)?;
+    if data.join(values::file_name(phase)).is_file() && !ValueFile::open(&data, geom, phase, expect)?.elides_losses() {
+        return values::load_base_raw(&data, geom, phase, expect).map(Some);
     }
-    if !dir.join(values::file_name(phase)).is_file() {
+    if !data.join(values::file_name(phase)).is_file() {
         return phasefile::load_base(dir, geom, phase, expect);
     }
     Ok(load_phase(dir, geom, phase, expect)?.map(|v| v.base_vals()))

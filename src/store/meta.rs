@@ -5,6 +5,11 @@
 //! The body is encoded with bincode 2 in one fixed configuration ([`config`]): little
 //! endian, fixed-width integers, lengths as u64, enum variants as u32, a 1 MiB limit on
 //! decoding. `schema/FORMAT.md` gives the bytes this yields, field by field.
+//!
+//! Format 3 adds one field at the end of the body, the generation: the value and key
+//! files of the database are in its subdirectory `gen-N` (see
+//! [`crate::store::directory`]); formats 1 and 2 (generation 0) keep them beside the
+//! metadata.
 
 use std::path::Path;
 
@@ -16,9 +21,9 @@ pub const FILE: &str = "ostledb.meta";
 /// The first 8 bytes of the metadata file.
 pub const MAGIC: [u8; 8] = *b"OSTLEDB\x00";
 /// Versions of the database format this code reads (it writes the last).
-pub const VERSIONS: std::ops::RangeInclusive<u32> = 1..=2;
+pub const VERSIONS: std::ops::RangeInclusive<u32> = 1..=3;
 /// The version this code writes.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 /// Header length.
 pub const HEADER_LEN: usize = 32;
 /// The largest body a reader accepts.
@@ -74,15 +79,51 @@ pub struct Meta {
     pub backends: Vec<String>,
     /// The phases, in solving order.
     pub phases: Vec<PhaseMeta>,
+    /// Which subdirectory holds the value and key files: `gen-N`, or the database
+    /// directory itself for 0 (formats 1 and 2, which have no such field). Every write
+    /// makes a new one and switches to it by replacing this file.
+    pub generation: u64,
 }
 
-/// Encode the whole metadata file.
+/// The body of formats 1 and 2: [`Meta`] without the generation.
+#[derive(bincode::Decode)]
+struct MetaV2 {
+    format: u32,
+    writer: String,
+    side: u8,
+    start_pieces: u8,
+    max_pieces: u8,
+    block_positions: u32,
+    zstd_level: i32,
+    backends: Vec<String>,
+    phases: Vec<PhaseMeta>,
+}
+
+impl From<MetaV2> for Meta {
+    fn from(m: MetaV2) -> Meta {
+        Meta {
+            format: m.format,
+            writer: m.writer,
+            side: m.side,
+            start_pieces: m.start_pieces,
+            max_pieces: m.max_pieces,
+            block_positions: m.block_positions,
+            zstd_level: m.zstd_level,
+            backends: m.backends,
+            phases: m.phases,
+            generation: 0,
+        }
+    }
+}
+
+/// Encode the whole metadata file (format 3 only: the generation has no place in the
+/// older ones).
 pub fn encode(meta: &Meta) -> Result<Vec<u8>, Error> {
-    let body = bincode::encode_to_vec(meta, config())
-        .map_err(|e| Error::InvalidArgument(format!("cannot encode the metadata: {e}")))?;
-    if !VERSIONS.contains(&meta.format) {
+    if meta.format != VERSION {
         return Err(Error::InvalidArgument(format!("cannot write database format version {}", meta.format)));
     }
+    let body = bincode::encode_to_vec(meta, config())
+        .map_err(|e| Error::InvalidArgument(format!("cannot encode the metadata: {e}")))?;
     let mut out = Vec::with_capacity(HEADER_LEN + body.len());
     out.extend_from_slice(&MAGIC);
     out.extend_from_slice(&meta.format.to_le_bytes());
@@ -119,8 +160,13 @@ pub fn decode(path: &Path, bytes: &[u8]) -> Result<Meta, Error> {
             Some((HEADER_LEN as u64, bytes.len() as u64)),
         ));
     }
-    let (meta, used): (Meta, usize) =
-        bincode::decode_from_slice(body, config()).map_err(|e| corrupt(path, format!("metadata: {e}")))?;
+    let bad = |e: bincode::error::DecodeError| corrupt(path, format!("metadata: {e}"));
+    let (meta, used): (Meta, usize) = if version < 3 {
+        let (m, used): (MetaV2, usize) = bincode::decode_from_slice(body, config()).map_err(bad)?;
+        (m.into(), used)
+    } else {
+        bincode::decode_from_slice(body, config()).map_err(bad)?
+    };
     if used != body.len() {
         return Err(corrupt(path, "metadata followed by stray bytes"));
     }
@@ -152,7 +198,7 @@ mod tests {
 
     pub(crate) fn sample() -> Meta {
         Meta {
-            format: 2,
+            format: 3,
             writer: "ostledb 0.1.0".into(),
             side: 3,
             start_pieces: 3,
@@ -169,6 +215,7 @@ mod tests {
                 loss: 4,
                 draw: 1,
             }],
+            generation: 7,
         }
     }
 
@@ -179,14 +226,16 @@ mod tests {
         assert_eq!(decode(Path::new("x"), &bytes).unwrap(), m);
         let body = &bytes[HEADER_LEN..];
         // format u32, then the writer string as u64 length + bytes, then side, start, max.
-        assert_eq!(&body[..4], &2u32.to_le_bytes());
-        assert_eq!(&bytes[8..12], &2u32.to_le_bytes());
+        assert_eq!(&body[..4], &3u32.to_le_bytes());
+        assert_eq!(&bytes[8..12], &3u32.to_le_bytes());
         assert_eq!(&body[4..12], &13u64.to_le_bytes());
         assert_eq!(&body[12..25], b"ostledb 0.1.0");
         assert_eq!(&body[25..28], &[3, 3, 6]);
         assert_eq!(&body[28..32], &4096u32.to_le_bytes());
         assert_eq!(&body[32..36], &19i32.to_le_bytes());
         assert_eq!(&body[36..44], &2u64.to_le_bytes());
+        // The generation is the body's last 8 bytes.
+        assert_eq!(&body[body.len() - 8..], &7u64.to_le_bytes());
         // Every single flipped byte or truncation is refused, never a panic.
         for i in 0..bytes.len() {
             let mut b = bytes.clone();

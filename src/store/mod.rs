@@ -4,6 +4,7 @@
 pub mod bfs;
 pub mod cache;
 pub mod db;
+pub mod directory;
 pub mod file;
 pub mod group;
 pub mod keys;

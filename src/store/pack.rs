@@ -9,6 +9,7 @@ use crate::error::Error;
 use crate::game::Geometry;
 use crate::index::GameIndex;
 use crate::record::Packed;
+use crate::store::directory::{self, NewGeneration, WriteLock};
 use crate::store::keys::{self, Backend};
 use crate::store::meta::{self, Meta, PhaseMeta};
 use crate::store::phasefile::{RecordReader, phase_file};
@@ -85,8 +86,10 @@ fn count(records: &[u64], m: &mut PhaseMeta) {
 
 /// Build the database at `dir` holding every phase with at most `max_pieces` pieces.
 /// Each phase is read from the solver's phase value file, or, when that is gone, from
-/// the existing value file (any version), which is written again with these settings. The old metadata is removed first and the new one
-/// written last, so the directory opens as a database only once everything is in place.
+/// the current value file (any version), which is written again with these settings.
+/// Everything is written into a new generation and switched to by one rename of the
+/// metadata (see [`crate::store::directory`]), so the directory is the old database
+/// until the new one is complete. Takes the writer lock of `dir`.
 pub fn pack(
     dir: &Path,
     geom: &Geometry,
@@ -101,12 +104,9 @@ pub fn pack(
         b.require()?;
     }
     let index = GameIndex::build(geom, max_pieces)?;
-    let mpath = dir.join(meta::FILE);
-    match std::fs::remove_file(&mpath) {
-        Ok(()) => crate::store::file::sync_dir(dir)?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(Error::Io { path: mpath, source: e }),
-    }
+    let lock = WriteLock::acquire(dir, "ostledb pack")?;
+    let old = directory::current_data_dir(dir)?;
+    let new = NewGeneration::begin(&lock)?;
     let mut phases = Vec::new();
     for p in index.phases() {
         let ph = p.phase();
@@ -129,7 +129,7 @@ pub fn pack(
         let solver = RecordReader::open(dir, geom, ph, p.len())?;
         let old = match solver {
             Some(_) => None,
-            None => Some(ValueFile::open(dir, geom, ph, p.len()).map_err(|e| match e {
+            None => Some(ValueFile::open(&old, geom, ph, p.len()).map_err(|e| match e {
                 Error::Io { .. } => missing(),
                 e => e,
             })?),
@@ -144,7 +144,7 @@ pub fn pack(
         };
         let mut at = 0u64;
         let s = values::write(
-            dir,
+            new.path(),
             geom,
             ph,
             p.len(),
@@ -169,7 +169,7 @@ pub fn pack(
         }
         m.value_bytes = s.len;
         for &b in &opts.backends {
-            keys::build(b, dir, p)?;
+            keys::build(b, new.path(), p)?;
         }
         report(&PackedPhase { meta: m.clone(), seconds: t.elapsed().as_secs_f64() });
         phases.push(m);
@@ -180,7 +180,7 @@ pub fn pack(
             names.push(b.name().to_string());
         }
     }
-    let meta = Meta {
+    let mut meta = Meta {
         format: meta::VERSION,
         writer: format!("ostledb {}", env!("CARGO_PKG_VERSION")),
         side: geom.side() as u8,
@@ -190,8 +190,9 @@ pub fn pack(
         zstd_level: opts.values.level,
         backends: names,
         phases,
+        generation: 0,
     };
-    meta::write(dir, &meta)?;
+    new.commit(&mut meta)?;
     if !opts.keep_work {
         for p in index.phases() {
             let f = phase_file(dir, p.phase());
@@ -206,9 +207,11 @@ pub fn pack(
 }
 
 /// Add the key index of `backend` to the database at `dir` (rebuilding it if present)
-/// and list it in the metadata.
+/// and list it in the metadata: in a new generation that takes the other files over
+/// unchanged, switched to at the end. Takes the writer lock of `dir`.
 pub fn add_backend(dir: &Path, backend: Backend) -> Result<Meta, Error> {
     backend.require()?;
+    let lock = WriteLock::acquire(dir, &format!("ostledb index --backend {backend}"))?;
     let mut meta = meta::read(dir)?.ok_or_else(|| Error::MissingDatabase {
         path: dir.to_path_buf(),
         phase: "(4,4)".into(),
@@ -216,12 +219,16 @@ pub fn add_backend(dir: &Path, backend: Backend) -> Result<Meta, Error> {
     })?;
     let geom = Geometry::new(meta.side as u32, meta.start_pieces as u32)?;
     let index = GameIndex::build(&geom, meta.max_pieces as u32)?;
+    let new = NewGeneration::begin(&lock)?;
+    let own: Vec<String> = index.phases().iter().flat_map(|p| backend.files(p.phase())).collect();
+    let keep: Vec<String> = directory::listed_files(&meta).into_iter().filter(|f| !own.contains(f)).collect();
+    new.link(&directory::data_dir(dir, &meta), &keep)?;
     for p in index.phases() {
-        keys::build(backend, dir, p)?;
+        keys::build(backend, new.path(), p)?;
     }
     if !meta.backends.iter().any(|b| b == backend.name()) {
         meta.backends.push(backend.name().to_string());
     }
-    meta::write(dir, &meta)?;
+    new.commit(&mut meta)?;
     Ok(meta)
 }

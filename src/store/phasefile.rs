@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, FileKind, checksum_mismatch, io};
 use crate::game::{Geometry, Phase};
 use crate::record::{Packed, PhaseValues, Val};
-use crate::store::file::{WordHash, header_version};
+use crate::store::file::{WordHash, fault_point, header_version, rename_durably};
 
 /// The first 8 bytes of a phase value file.
 pub const MAGIC: [u8; 8] = *b"OSTLEVAL";
@@ -54,6 +54,7 @@ pub fn save(dir: &Path, geom: &Geometry, values: &PhaseValues) -> Result<PathBuf
     let tmp = path.with_extension("vals.tmp");
     let records = values.raw();
     {
+        fault_point("create").map_err(io(&tmp))?;
         let f = File::create(&tmp).map_err(io(&tmp))?;
         let mut w = BufWriter::with_capacity(1 << 20, f);
         w.write_all(&header(geom, values.phase(), records.len() as u64, checksum(records))).map_err(io(&tmp))?;
@@ -64,7 +65,7 @@ pub fn save(dir: &Path, geom: &Geometry, values: &PhaseValues) -> Result<PathBuf
         let f = w.into_inner().map_err(|e| Error::Io { path: tmp.clone(), source: e.into_error() })?;
         f.sync_all().map_err(io(&tmp))?;
     }
-    std::fs::rename(&tmp, &path).map_err(io(&path))?;
+    rename_durably(&tmp, &path)?;
     Ok(path)
 }
 

@@ -38,7 +38,8 @@ use crate::game::{Geometry, Phase};
 use crate::record::{Packed, PhaseValues, Val};
 use crate::store::cache::{BlockCache, DEFAULT_CACHE_BYTES, Decoded};
 use crate::store::file::{
-    check_header, checksum, ends_with_checksum, header_version, le_u32, le_u64, prefix, sync_dir, temp_name,
+    check_header, checksum, ends_with_checksum, fault_point, header_version, le_u32, le_u64, prefix, rename_durably,
+    temp_name,
 };
 
 /// The first 8 bytes of a value file.
@@ -198,6 +199,7 @@ pub fn write(
     let tmp = temp_name(&path);
     let blocks = count.div_ceil(opts.block as u64);
     let blocks = u32::try_from(blocks).map_err(|_| Error::InvalidArgument("too many blocks".into()))?;
+    fault_point("create").map_err(io(&tmp))?;
     let f = File::create(&tmp).map_err(io(&tmp))?;
     let mut w = std::io::BufWriter::with_capacity(1 << 22, f);
     w.write_all(&[0u8; HEADER_LEN]).map_err(io(&tmp))?;
@@ -237,6 +239,7 @@ pub fn write(
             offset += frame.len() as u64;
         }
         done += n as u64;
+        fault_point("write blocks").map_err(io(&tmp))?;
         progress(done);
     }
     let mut index = Vec::with_capacity(entries.len() * ENTRY_LEN);
@@ -254,8 +257,7 @@ pub fn write(
     f.write_all(&header(geom, phase, &summary, offset, checksum(&index))).map_err(io(&tmp))?;
     f.sync_all().map_err(io(&tmp))?;
     drop(f);
-    std::fs::rename(&tmp, &path).map_err(io(&path))?;
-    sync_dir(dir)?;
+    rename_durably(&tmp, &path)?;
     Ok(summary)
 }
 

@@ -38,6 +38,7 @@
 //! parent fixed by a symmetry has several moves leading to images of the same child;
 //! for it the moves are found by playing all of its moves (rare: under 1% of positions).
 
+use crate::store::directory::WriteLock;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -234,6 +235,8 @@ pub fn solve_into(
     sink: impl FnMut(PhaseValues) -> Result<(), Error>,
 ) -> Result<GameIndex, Error> {
     let index = GameIndex::build(geom, max_pieces)?;
+    // The solver writes phase files and checkpoints into the database directory.
+    let _lock = opts.dir.as_deref().map(|d| WriteLock::acquire(d, "ostledb solve")).transpose()?;
     solve_phases(geom, &index, opts, sink)?;
     Ok(index)
 }
