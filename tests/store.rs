@@ -117,7 +117,7 @@ fn check_batched(db: &Database, dir: &Path, sol: &Solution) {
     let g = db.geometry().clone();
     for p in sol.index().phases() {
         let ph = p.phase();
-        let oracle = keys::open(Backend::Sorted, dir, p).expect("the oracle");
+        let oracle = keys::open(Backend::Sorted, &data(dir), p).expect("the oracle");
         let k = db.keys(ph).expect("open the key index");
         let mut codes: Vec<u64> = (0..p.len()).map(|i| p.position_at(i).code()).collect();
         if db.backend() != Backend::Hash {
@@ -163,7 +163,7 @@ macro_rules! backend_suite {
             assert_eq!(db.backend(), $backend);
             check_against(&db, sol, 13);
             check_batched(&db, dir, sol);
-            assert!(keys::check($backend, dir, &sol.index().phases()[0]).is_ok());
+            assert!(keys::check($backend, &data(dir), &sol.index().phases()[0]).is_ok());
         }
     };
     ($name:ident, $backend:expr) => {
@@ -256,7 +256,7 @@ fn open_check_answer(dir: &Path, backend: Backend, sol: &Solution) -> Result<(),
     for p in db.index().phases() {
         db.values(p.phase()).unwrap().check()?;
         for name in &db.meta().backends {
-            keys::check(Backend::parse(name)?, dir, p)?;
+            keys::check(Backend::parse(name)?, &data(dir), p)?;
         }
     }
     let g = db.geometry().clone();
@@ -279,9 +279,11 @@ fn damaged_file(e: &Error) -> Option<&Path> {
     }
 }
 
+/// The metadata and the value and key files of the database at `dir`.
 fn files_of(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> =
-        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_file()).collect();
+        std::fs::read_dir(data(dir)).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_file()).collect();
+    v.push(dir.join(meta::FILE));
     v.sort();
     v
 }
@@ -344,13 +346,14 @@ fn foreign_magic_and_future_versions_are_refused_with_a_clear_reason() {
     let g = Geometry::new(3, 3).unwrap();
     let dir = tmpdir("magic");
     build(&g, &dir, 6, vec![Backend::Sorted]);
+    let files = data(&dir);
     let cases: [(&str, usize, FileKind); 3] = [
         (meta::FILE, 0, FileKind::Metadata),
         ("values-2-2.zst", 0, FileKind::Values),
         ("keys-2-2.sorted", 0, FileKind::SortedKeys),
     ];
     for (name, at, kind) in cases {
-        let file = if name == meta::FILE { dir.join(name) } else { data(&dir).join(name) };
+        let file = if name == meta::FILE { dir.join(name) } else { files.join(name) };
         let good = std::fs::read(&file).unwrap();
         let mut bad = good.clone();
         bad[at] = b'X';
@@ -375,7 +378,7 @@ fn foreign_magic_and_future_versions_are_refused_with_a_clear_reason() {
     let e = Database::open(&dir).unwrap_err();
     assert!(matches!(e, Error::NewerFormat { found: 9, max: 3, .. }), "{e:?}");
     assert!(e.to_string().contains("format v9") && e.to_string().contains("reads up to v3"), "{e}");
-    let file = data(&dir).join("values-2-2.zst");
+    let file = files.join("values-2-2.zst");
     let good_v = std::fs::read(&file).unwrap();
     std::fs::write(dir.join(meta::FILE), &good).unwrap();
     let mut bad = good_v.clone();
@@ -407,7 +410,7 @@ fn check_golden(version: u32) {
         f.check().unwrap();
         // v1 stores loss distances, v2 (as written by default) elides them.
         assert_eq!((f.version(), f.elides_losses()), (version, version == 2));
-        keys::check(Backend::Sorted, &dir, p).unwrap();
+        keys::check(Backend::Sorted, &data(&dir), p).unwrap();
         let exact = ostledb::store::load_phase(&dir, &g, p.phase(), p.len()).unwrap().unwrap();
         for i in 0..p.len() {
             assert_eq!(exact.record(i).base, sol.phase(p.phase()).unwrap().record(i).base);
@@ -720,7 +723,7 @@ fn format_cases(name: &str) -> (PathBuf, Vec<FileCase>) {
             file: data(&dir).join(&Backend::Sorted.files(ph)[0]),
             read: Box::new({
                 let d = d.clone();
-                move || keys::check(Backend::Sorted, &d, &p1).map(|_| ())
+                move || keys::check(Backend::Sorted, &data(&d), &p1).map(|_| ())
             }),
             max: 1,
             header_sum: Some(56),
@@ -759,7 +762,7 @@ fn format_cases(name: &str) -> (PathBuf, Vec<FileCase>) {
         cases.push(FileCase {
             kind: FileKind::HashKeys,
             file: data(&dir).join(&Backend::Hash.files(ph)[0]),
-            read: Box::new(move || keys::check(Backend::Hash, &d, &p2).map(|_| ())),
+            read: Box::new(move || keys::check(Backend::Hash, &data(&d), &p2).map(|_| ())),
             max: 1,
             header_sum: Some(56),
             body_byte: std::fs::metadata(data(&dir).join(&Backend::Hash.files(ph)[0])).unwrap().len() as usize - 2,
