@@ -4,6 +4,7 @@ mod bruteforce;
 // Runs the `ostledb` binary, which needs the `cli` feature (on by default).
 #[cfg(feature = "cli")]
 mod cli;
+mod crash;
 mod engine;
 mod examples;
 mod interesting;

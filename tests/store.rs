@@ -31,7 +31,7 @@ fn tmpdir(name: &str) -> PathBuf {
 
 /// Solve `geom` up to `max` pieces into `dir` and pack it with `backends`; small blocks
 /// so that even a small board has many of them.
-fn build(geom: &Geometry, dir: &Path, max: u32, backends: Vec<Backend>) {
+pub(crate) fn build(geom: &Geometry, dir: &Path, max: u32, backends: Vec<Backend>) {
     let opts = SolveOptions { dir: Some(dir.to_path_buf()), ..SolveOptions::default() };
     solve_into(geom, max, &opts, |_| Ok(())).expect("solve");
     let p = PackOptions {
@@ -43,13 +43,13 @@ fn build(geom: &Geometry, dir: &Path, max: u32, backends: Vec<Backend>) {
 }
 
 /// The oracle: the same board solved in memory.
-fn oracle(geom: &Geometry, max: u32) -> Solution {
+pub(crate) fn oracle(geom: &Geometry, max: u32) -> Solution {
     solve(geom, max, &SolveOptions::default()).expect("solve in memory")
 }
 
 /// Every position of every phase: located, recorded, probed and (for a sample) every
 /// move valued exactly as the in-memory solution says.
-fn check_against(db: &Database, sol: &Solution, sample_every: u64) {
+pub(crate) fn check_against(db: &Database, sol: &Solution, sample_every: u64) {
     let g = db.geometry().clone();
     let mut dropped = 0u64;
     for p in sol.index().phases() {

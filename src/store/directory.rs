@@ -91,7 +91,17 @@ pub fn listed_files(meta: &Meta) -> Vec<String> {
 /// What holds the writer lock of one directory in this process.
 struct Held {
     dir: PathBuf,
-    file: Weak<File>,
+    file: Weak<LockFile>,
+}
+
+/// The open lock file; it says who holds it until it is closed, and then nobody.
+#[derive(Debug)]
+struct LockFile(File);
+
+impl Drop for LockFile {
+    fn drop(&mut self) {
+        let _ = self.0.set_len(0);
+    }
 }
 
 static HELD: Mutex<Vec<Held>> = Mutex::new(Vec::new());
@@ -101,7 +111,7 @@ static HELD: Mutex<Vec<Held>> = Mutex::new(Vec::new());
 #[derive(Clone, Debug)]
 pub struct WriteLock {
     dir: PathBuf,
-    _file: Arc<File>,
+    _file: Arc<LockFile>,
     leftovers: Arc<Vec<PathBuf>>,
 }
 
@@ -120,7 +130,19 @@ impl WriteLock {
         let path = dir.join(LOCK_FILE);
         let mut file =
             OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&path).map_err(io(&path))?;
-        match file.try_lock() {
+        // A lock just released can look held for a moment (a child process this one
+        // forks holds its descriptors until it executes), so a few tries are made.
+        let mut tries = 0;
+        let locked = loop {
+            match file.try_lock() {
+                Err(std::fs::TryLockError::WouldBlock) if tries < 20 => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                r => break r,
+            }
+        };
+        match locked {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => {
                 let mut holder = String::new();
@@ -136,7 +158,7 @@ impl WriteLock {
         // Who holds it, for the message a second writer gets (not needed for locking).
         let who = format!("`{command}`, process {}", std::process::id());
         let _ = file.set_len(0).and_then(|_| file.rewind()).and_then(|_| file.write_all(who.as_bytes()));
-        let file = Arc::new(file);
+        let file = Arc::new(LockFile(file));
         held.push(Held { dir: key, file: Arc::downgrade(&file) });
         drop(held);
         let leftovers = remove_leftovers(dir)?;
@@ -306,12 +328,22 @@ fn link_tree(from: &Path, to: &Path) -> Result<(), Error> {
 
 /// A generation being built (see the module documentation): its files are written
 /// into [`NewGeneration::path`], and [`NewGeneration::commit`] makes it the database.
-/// Dropped without commit, it is left for the next writer to remove.
+/// Dropped without commit (a write that failed), it is removed; after a crash, the next
+/// writer removes it.
 #[derive(Debug)]
 pub struct NewGeneration {
     lock: WriteLock,
     number: u64,
     path: PathBuf,
+    committed: bool,
+}
+
+impl Drop for NewGeneration {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
 }
 
 impl NewGeneration {
@@ -324,7 +356,7 @@ impl NewGeneration {
         let path = dir.join(generation_name(number));
         fault_point("create generation").map_err(io(&path))?;
         std::fs::create_dir(&path).map_err(io(&path))?;
-        Ok(NewGeneration { lock: lock.clone(), number, path })
+        Ok(NewGeneration { lock: lock.clone(), number, path, committed: false })
     }
 
     /// The directory its files go to.
@@ -343,12 +375,14 @@ impl NewGeneration {
     /// Make this generation the database: write `meta` (its format and generation set
     /// here) over the old metadata with one rename, then remove superseded files if no
     /// reader has them open.
-    pub fn commit(self, meta: &mut Meta) -> Result<(), Error> {
+    pub fn commit(mut self, meta: &mut Meta) -> Result<(), Error> {
         meta.format = meta::VERSION;
         meta.generation = self.number;
         sync_dir(&self.path)?;
         meta::write(self.lock.dir(), meta)?;
-        remove_leftovers(self.lock.dir())?;
+        self.committed = true;
+        // The write is done: what cannot be removed now, the next writer removes.
+        let _ = remove_leftovers(self.lock.dir());
         Ok(())
     }
 }

@@ -189,15 +189,22 @@ fn fault_plan() -> Option<(u64, Fault)> {
     })
 }
 
+static FAULT_STEPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The write steps this process has reached, counted while `OSTLEDB_FAULT` is set (the
+/// crash tests set it to a step never reached to count them).
+pub fn fault_steps_reached() -> u64 {
+    FAULT_STEPS.load(std::sync::atomic::Ordering::SeqCst)
+}
+
 /// A write step, numbered in the order a process reaches them. The crash tests set
 /// `OSTLEDB_FAULT=N` (or `N:enospc`, `N:abort`) to make step `N` fail with an I/O
 /// error, fail as on a full disk, or end the process there; unset, this does nothing.
 /// Every step of writing a database calls it: creating, filling and renaming each
 /// file, making and switching generations, removing leftovers.
 pub fn fault_point(step: &str) -> std::io::Result<()> {
-    static REACHED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let Some((at, kind)) = fault_plan() else { return Ok(()) };
-    let n = REACHED.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+    let n = FAULT_STEPS.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
     if n != at {
         return Ok(());
     }
