@@ -29,6 +29,9 @@ use crate::store::values::ValueFile;
 struct Slot {
     values: ValueFile,
     keys: OnceLock<Arc<dyn KeyIndex>>,
+    /// Held while the key index is opened, so that threads asking at once open it once
+    /// (two copies of a 1.3 GB sorted index at once doubled a reader's peak memory).
+    opening: std::sync::Mutex<()>,
 }
 
 /// A solved database, open for queries. Cheap to share between threads (`&Database` is
@@ -145,7 +148,7 @@ impl Database {
                     format!("{} bytes, the metadata says {}", values.file_len(), m.value_bytes),
                 ));
             }
-            slots.insert(ph, Slot { values, keys: OnceLock::new() });
+            slots.insert(ph, Slot { values, keys: OnceLock::new(), opening: std::sync::Mutex::new(()) });
         }
         Ok(Database { dir, data, _readers: readers, geom, meta, index, backend, slots, cache, bfs: OnceLock::new() })
     }
@@ -217,6 +220,10 @@ impl Database {
     /// The key index of a phase (opened on first use).
     pub fn keys(&self, phase: Phase) -> Result<&Arc<dyn KeyIndex>, Error> {
         let slot = self.slot(phase)?;
+        if let Some(k) = slot.keys.get() {
+            return Ok(k);
+        }
+        let _opening = slot.opening.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(k) = slot.keys.get() {
             return Ok(k);
         }
