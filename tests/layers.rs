@@ -115,10 +115,11 @@ fn top_level_modules(src: &Path) -> Vec<String> {
             if path.join("mod.rs").is_file() {
                 modules.insert(name);
             }
-        } else if let Some(stem) = name.strip_suffix(".rs") {
-            if stem != "lib" && stem != "main" {
-                modules.insert(stem.to_string());
-            }
+        } else if let Some(stem) = name.strip_suffix(".rs")
+            && stem != "lib"
+            && stem != "main"
+        {
+            modules.insert(stem.to_string());
         }
     }
     modules.into_iter().collect()

@@ -164,14 +164,14 @@ fn selected(opts: &BackendBenchOptions, db_path: &Path, db: &Database) -> Result
     }
     out.sort();
     out.dedup();
-    if opts.no_build {
-        if let Some(b) = out.iter().find(|b| !present(b)) {
-            return Err(Error::BackendMissing {
-                path: db_path.to_path_buf(),
-                backend: b.name().into(),
-                available: has.join(", "),
-            });
-        }
+    if opts.no_build
+        && let Some(b) = out.iter().find(|b| !present(b))
+    {
+        return Err(Error::BackendMissing {
+            path: db_path.to_path_buf(),
+            backend: b.name().into(),
+            available: has.join(", "),
+        });
     }
     Ok(out)
 }

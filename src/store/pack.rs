@@ -76,7 +76,7 @@ fn count(records: &[u64], m: &mut PhaseMeta) {
         let v = Packed(r).base();
         if v == 0 {
             m.draw += 1;
-        } else if v % 2 == 0 {
+        } else if v.is_multiple_of(2) {
             m.win += 1;
         } else {
             m.loss += 1;

@@ -173,10 +173,10 @@ pub(super) fn read(dir: &Path, index: &PhaseIndex, mut each: impl FnMut(&[u64]))
 
 /// The first `i` with `keys[i] <= keys[i - 1]` (`prev` is the key before `keys[0]`).
 fn first_disorder(prev: Option<u64>, keys: &[u64]) -> Option<usize> {
-    if let (Some(p), Some(&k)) = (prev, keys.first()) {
-        if k <= p {
-            return Some(0);
-        }
+    if let (Some(p), Some(&k)) = (prev, keys.first())
+        && k <= p
+    {
+        return Some(0);
     }
     keys.windows(2).position(|w| w[1] <= w[0]).map(|i| i + 1)
 }

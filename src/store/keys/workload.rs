@@ -85,10 +85,11 @@ pub fn codes(
                 tries += 1;
                 let p = parents.position_at(splitmix(&mut rng) % parents.len());
                 for &m in moves(geom, &p).iter() {
-                    if let Some(r) = play(geom, &p, m) {
-                        if r.removal == Removal::None && out.len() < n {
-                            out.push(canonical(geom, &r.child).0.code());
-                        }
+                    if let Some(r) = play(geom, &p, m)
+                        && r.removal == Removal::None
+                        && out.len() < n
+                    {
+                        out.push(canonical(geom, &r.child).0.code());
                     }
                 }
             }
