@@ -247,10 +247,10 @@ impl Sled {
         let mut all = 0u64;
         for name in db.tree_names() {
             let t = db.open_tree(&name).map_err(sled_error(&path))?;
-            if let Some(v) = t.get(MARKER).map_err(sled_error(&path))? {
-                if let Ok(c) = <[u8; 8]>::try_from(&v.as_ref()[..v.len().min(8)]) {
-                    all = all.saturating_add(u64::from_le_bytes(c));
-                }
+            if let Some(v) = t.get(MARKER).map_err(sled_error(&path))?
+                && let Ok(c) = <[u8; 8]>::try_from(&v.as_ref()[..v.len().min(8)])
+            {
+                all = all.saturating_add(u64::from_le_bytes(c));
             }
         }
         let n = index.len();
