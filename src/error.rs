@@ -121,10 +121,7 @@ impl FileKind {
     /// How to replace an unusable file of this kind at `path` (its directory is the
     /// database's): what the commands that write it can rebuild it from.
     pub fn advice(self, path: &Path) -> String {
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.display().to_string(),
-            _ => ".".to_string(),
-        };
+        let dir = database_dir_of(path).display().to_string();
         match self {
             FileKind::Metadata => format!(
                 "rebuild it with `ostledb pack --db {dir}` (it reads the value files; add a --backend for each key index to list)"
@@ -347,4 +344,63 @@ pub enum Error {
         /// The underlying error.
         source: std::io::Error,
     },
+}
+
+/// The prefix of a generation's subdirectory in a database directory (`gen-N`; see
+/// `store::directory`). It is named here, at the bottom, because an error about a file
+/// must name the database the file belongs to.
+const GENERATION_PREFIX: &str = "gen-";
+
+/// The subdirectory name of generation `n` (`n` > 0).
+pub fn generation_name(n: u64) -> String {
+    format!("{GENERATION_PREFIX}{n}")
+}
+
+/// The generation a directory entry's name is, if it is one.
+pub fn generation_of(name: &str) -> Option<u64> {
+    let n = name.strip_prefix(GENERATION_PREFIX)?;
+    if n.is_empty() || n.starts_with('0') || !n.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    n.parse().ok()
+}
+
+/// The database directory a database file at `path` belongs to: its directory, or the
+/// one above when the file lives in a generation's subdirectory (`.` for a bare name).
+pub fn database_dir_of(path: &Path) -> &Path {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => return Path::new("."),
+    };
+    match (dir.file_name(), dir.parent()) {
+        (Some(name), Some(up)) if name.to_str().and_then(generation_of).is_some() => {
+            if up.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                up
+            }
+        }
+        _ => dir,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn advice_names_the_database_not_the_generation_directory() {
+        for (file, db) in [
+            ("/d/gen-2/values-4-4.zst", "/d"),
+            ("/d/values-4-4.zst", "/d"),
+            ("gen-7/keys-4-4.sorted", "."),
+            ("values-4-4.zst", "."),
+            ("/d/gen-0/values-4-4.zst", "/d/gen-0"),
+            ("/d/generation/values-4-4.zst", "/d/generation"),
+        ] {
+            assert_eq!(database_dir_of(Path::new(file)), Path::new(db), "{file}");
+        }
+        let advice = FileKind::SortedKeys.advice(Path::new("/data/ostle.db/gen-3/keys-4-4.sorted"));
+        assert!(advice.contains("`ostledb index --db /data/ostle.db --backend sorted`"), "{advice}");
+    }
 }
