@@ -52,6 +52,25 @@ impl Error {
     }
 }
 
+/// The most of a user's input that an error message (or `query -`'s "input" field)
+/// repeats, in bytes: a longer input is cut and its length said instead.
+pub const SHOWN_INPUT: usize = 100;
+
+/// An input as an error repeats it: `text` shows (lossily, perhaps) at least the start of
+/// an input `len` bytes long; whole when the input is at most [`SHOWN_INPUT`] bytes,
+/// otherwise its first [`SHOWN_INPUT`] bytes (to a character boundary) and "... (N
+/// bytes)". A 10 MB line is then not echoed twice in its error.
+pub fn shown_input(text: &str, len: usize) -> std::borrow::Cow<'_, str> {
+    if len <= SHOWN_INPUT {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut end = SHOWN_INPUT.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    std::borrow::Cow::Owned(format!("{}... ({len} bytes)", &text[..end]))
+}
+
 /// An I/O error on `path` (for `map_err`).
 pub fn io(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
     move |source| Error::Io { path: path.to_path_buf(), source }
@@ -182,7 +201,7 @@ fn checksum_place(section: &str, block: Option<u64>, bytes: Option<(u64, u64)>) 
 #[non_exhaustive]
 pub enum Error {
     /// A board, move or code in text form could not be parsed.
-    #[error("`{}` {}", .0.input, .0.reason)]
+    #[error("`{}` {}", shown_input(&.0.input, .0.input.len()), .0.reason)]
     Notation(NotationError),
     /// A position that breaks the rules (used by programmatic constructors).
     #[error("invalid position: {0}")]

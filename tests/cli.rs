@@ -264,6 +264,115 @@ fn closed_stdout_pipe_is_success() {
     }
 }
 
+const GOLDEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/golden-v2");
+
+/// Run `ostledb query --db GOLDEN -` with `input` on its stdin (written by a thread,
+/// then closed); its exit code and stdout lines.
+fn query_stdin(input: Vec<u8>) -> (Option<i32>, Vec<String>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ostledb"))
+        .args(["query", "--db", GOLDEN, "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("run ostledb query -");
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || stdin.write_all(&input));
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap().expect("ostledb reads all of its input");
+    let text = String::from_utf8(out.stdout).expect("stdout is UTF-8");
+    (out.status.code(), text.lines().map(str::to_string).collect())
+}
+
+/// A line that is not UTF-8 is a bad line like any other: answered in its place with
+/// its input shown lossily, every line around it answered, exit code 2. (It used to end
+/// the run at once, discarding the 2,000 answers before it.)
+#[test]
+fn query_stdin_answers_every_line_around_one_that_is_not_utf8() {
+    let mut input = "111-030-222\n".repeat(2000).into_bytes();
+    input.extend_from_slice(b"\xff\xfe1-030-222\n111-030-222,222-030-111\n");
+    let (code, lines) = query_stdin(input);
+    assert_eq!(code, Some(2));
+    assert_eq!(lines.len(), 2002);
+    let bad: Value = serde_json::from_str(&lines[2000]).unwrap();
+    assert_eq!(bad["input"], "\u{fffd}\u{fffd}1-030-222", "{bad}");
+    assert!(bad["error"].as_str().unwrap().contains("not UTF-8"), "{bad}");
+    let before: Value = serde_json::from_str(&lines[1999]).unwrap();
+    let after: Value = serde_json::from_str(&lines[2001]).unwrap();
+    assert_eq!(before["verdict"], "win", "{before}");
+    assert!(after.get("verdict").is_some() || after.get("error").is_some(), "{after}");
+    assert_eq!(after["input"], "111-030-222,222-030-111");
+}
+
+/// A 10 MB line is answered by an error that shows its first 100 bytes and its length,
+/// in the "input" field and in the message: not the 20 MB of echoing it twice.
+#[test]
+fn query_stdin_shows_a_long_line_cut_to_its_start_and_length() {
+    let mut input = vec![b'1'; 10_000_000];
+    input.extend_from_slice(b"\n111-030-222\n");
+    let (code, lines) = query_stdin(input);
+    assert_eq!(code, Some(2));
+    assert_eq!(lines.len(), 2);
+    assert!(lines[0].len() < 1000, "{} bytes", lines[0].len());
+    let v: Value = serde_json::from_str(&lines[0]).unwrap();
+    let shown = format!("{}... (10000000 bytes)", "1".repeat(100));
+    assert_eq!(v["input"], shown.as_str());
+    assert!(v["error"].as_str().unwrap().contains("a line of 10000000 bytes"), "{v}");
+    let v: Value = serde_json::from_str(&lines[1]).unwrap();
+    assert_eq!(v["verdict"], "win", "{v}");
+    // A long line that is a bad board, but short enough to be read: its error cuts it too.
+    let long_board = "1".repeat(1000);
+    let (code, lines) = query_stdin(format!("{long_board}\n").into_bytes());
+    assert_eq!(code, Some(2));
+    let v: Value = serde_json::from_str(&lines[0]).unwrap();
+    let shown = format!("{}... (1000 bytes)", "1".repeat(100));
+    assert_eq!(v["input"], shown.as_str());
+    let error = v["error"].as_str().unwrap();
+    assert!(error.contains(&format!("`{shown}` has 1000 squares")) && error.len() < 300, "{error}");
+}
+
+/// A program that writes one board and waits for its answer gets it: `query -` answers
+/// what it has read and flushes before it waits for more input. Each answer must come
+/// within 60 s (it takes milliseconds) while stdin is still open.
+#[test]
+fn query_stdin_answers_a_line_before_the_next_is_written() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ostledb"))
+        .args(["query", "--db", GOLDEN, "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("run ostledb query -");
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let (send, answers) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        for line in stdout.lines() {
+            if send.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    // The second is a comment, a blank line and a board with its previous board.
+    let boards = [("111-030-222", 0), ("# no answer\n\n111-030-222,222-300-111", 13), ("111-030-222", 0)];
+    for (board, node_index) in boards {
+        stdin.write_all(format!("{board}\n").as_bytes()).unwrap();
+        stdin.flush().unwrap();
+        let Ok(line) = answers.recv_timeout(std::time::Duration::from_secs(60)) else {
+            let _ = child.kill();
+            panic!("no answer to {board:?} within 60 s while stdin stays open");
+        };
+        let v: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(v["input"].as_str(), board.lines().last(), "{v}");
+        assert_eq!((v["verdict"].as_str(), v["node_index"].as_u64()), (Some("win"), Some(node_index)), "{v}");
+    }
+    drop(stdin);
+    let status = child.wait().unwrap();
+    reader.join().unwrap();
+    assert!(answers.try_recv().is_err(), "one answer per board");
+    assert!(status.success(), "{status:?}");
+}
+
 #[test]
 fn bfs_reproduces_the_published_first_layers_in_both_conventions() {
     for (flag, want) in [("published", [1u64, 9, 102, 954, 6329]), ("strict", [1, 9, 99, 932, 6319])] {
@@ -495,4 +604,28 @@ fn bench_and_interesting_on_a_small_database() {
     let out = ostledb(&["interesting", "--db", db, "--max-pieces", "3"]);
     assert_eq!(out.status.code(), Some(2));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `cli::query::answer_line`, the work `query -` does per line (and a fuzz target's
+/// entry point): nothing for a blank line or a comment, an answer or a bad line for any
+/// other bytes, never a panic.
+#[test]
+fn answer_line_answers_any_bytes() {
+    use ostledb::cli::query::answer_line;
+    let db = ostledb::store::Database::open(std::path::Path::new(GOLDEN)).unwrap();
+    for blank in [&b""[..], b"  \t\r", b"# 111-030-222", b"  #\xff"] {
+        assert_eq!(answer_line(&db, blank, &[], None).unwrap(), None, "{blank:?}");
+    }
+    let (json, bad) = answer_line(&db, b" 111-030-222\r", &[], Some(5)).unwrap().unwrap();
+    let v: Value = serde_json::from_str(&json).unwrap();
+    assert!(!bad && v["input"] == "111-030-222" && v["line"].as_array().unwrap().len() == 5, "{v}");
+    let play = vec!["hole-left".to_string()];
+    let (json, bad) = answer_line(&db, b"111-030-222", &play, None).unwrap().unwrap();
+    let v: Value = serde_json::from_str(&json).unwrap();
+    assert!(!bad && v["board"] != "111-030-222" && v.get("line").is_none(), "{v}");
+    for line in [&b"\xc3"[..], b"111-030-22x", b"111,", b",", b"111-030-222,\xff", &[b'3'; 5000]] {
+        let (json, bad) = answer_line(&db, line, &[], None).unwrap().unwrap();
+        let v: Value = serde_json::from_str(&json).unwrap();
+        assert!(bad && v["error"].is_string() && json.len() < 600, "{line:?}: {v}");
+    }
 }
