@@ -358,6 +358,17 @@ pub enum Error {
     /// so `ostledb` exits with 0 and prints nothing.
     #[error("standard output was closed by its reader")]
     ClosedPipe,
+    /// Memory for something large that a command needs could not be had (a key index
+    /// loaded into memory, say), under the process's limit (`ulimit -v`) or the machine's.
+    #[error("not enough memory for {what} ({} MB); {advice}", bytes.div_ceil(1_000_000))]
+    OutOfMemory {
+        /// What the memory was for: "the sorted keys of phase (4,4)".
+        what: String,
+        /// How many bytes were asked for.
+        bytes: u64,
+        /// What to do instead.
+        advice: String,
+    },
     /// An I/O error on a file.
     #[error("{path}: {source}")]
     Io {

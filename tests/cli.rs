@@ -188,6 +188,14 @@ const BAD_INPUT: &[(&[&str], Option<&str>)] = &[
     (&["positions", "--max-pieces", "11"], None),
     (&["inspect"], None),
     (&["no-such-command"], None),
+    // Counts of 0, which the commands used to take as "default" or "1" without saying.
+    (&["solve", "--threads", "0", "--db", "/dev/null/ostledb"], None),
+    (&["query", "22220-00000-00300-00000-11110", "--line", "--max-plies", "0"], None),
+    (&["bench", "--rounds", "0"], None),
+    (&["bench", "--batch", "0"], None),
+    (&["bench", "--lookups", "0"], None),
+    (&["bench", "--sled-keys", "0"], None),
+    (&["bench", "--sled-lookups", "0"], None),
 ];
 
 #[test]
@@ -401,6 +409,30 @@ fn bfs_reproduces_the_published_layers_to_depth_8() {
     assert_ne!(without[6], 147_620);
 }
 
+/// `n` boards of phase (4,4), one a line: four pieces a side and the hole on random
+/// squares (a fixed sequence for `seed`).
+fn random_boards_4_4(n: usize, seed: u64) -> String {
+    let mut x = seed;
+    let mut next = move || {
+        x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        (x >> 33) as usize
+    };
+    let mut out = String::new();
+    for _ in 0..n {
+        let mut squares = [b'0'; 25];
+        for piece in b"111122223" {
+            let mut s = next() % 25;
+            while squares[s] != b'0' {
+                s = (s + 1) % 25;
+            }
+            squares[s] = *piece;
+        }
+        out.push_str(std::str::from_utf8(&squares).unwrap());
+        out.push('\n');
+    }
+    out
+}
+
 /// The whole user journey on the real (4,4) phase: solve into a fresh directory, run it
 /// again (nothing recomputed), query, stats with the published counts, verify --deep,
 /// and then damage the value file: every reader must refuse it with exit code 1, never
@@ -471,6 +503,13 @@ fn solve_query_stats_verify_and_corruption_on_phase_4_4() {
     assert!(lines[1]["error"].as_str().unwrap().contains("character 29"), "{}", lines[1]);
     assert_eq!(lines[2]["node_index"], 17, "hole-down is forbidden after hole-up");
     assert_eq!(lines[2]["moves"].as_array().unwrap().iter().filter(|m| m["forbidden"] == true).count(), 1);
+    // Under `ulimit -v 200000` the default cache sizes itself to the memory left: 2,000
+    // random boards are all answered (they used to abort with exit code 134 and no
+    // output once the 512 MB cache filled).
+    let out = under_ulimit(200_000, &["query", "--db", db, "-"], &random_boards_4_4(2000, 7));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}: {err}", out.status);
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 2000, "{err}");
     // A decided line ends with the capture its verdict promises.
     let l =
         json_stdout(&["query", "--db", db, "22220-00000-00300-00000-11110", "--play", "c1-right", "--line", "--json"]);
@@ -604,6 +643,48 @@ fn bench_and_interesting_on_a_small_database() {
     let out = ostledb(&["interesting", "--db", db, "--max-pieces", "3"]);
     assert_eq!(out.status.code(), Some(2));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Run `ostledb args` in a shell under `ulimit -v kb`, with `input` on its stdin.
+fn under_ulimit(kb: u64, args: &[&str], input: &str) -> Output {
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -v {kb} && exec \"$0\" \"$@\""))
+        .arg(env!("CARGO_BIN_EXE_ostledb"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run sh");
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_string();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(input.as_bytes());
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
+}
+
+/// Under a memory limit (`ulimit -v 200000`, 195 MiB of address space), a cache asked
+/// for beyond it is refused at once with exit code 2, and the default cache sizes
+/// itself to the room left; a large allocation that fails is an error naming what it
+/// was for. (Under that limit `query -` on (4,4) used to abort with exit code 134 and no
+/// output when its 512 MB cache filled: see the (4,4) test for that case.)
+#[test]
+fn a_memory_limit_is_a_clear_error_or_a_smaller_cache_never_an_abort() {
+    let out = under_ulimit(200_000, &["query", "--db", GOLDEN, "--cache-mb", "512", "111-030-222"], "");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--cache-mb 512: the memory limit of this process (ulimit -v) leaves"), "{err}");
+    let out = under_ulimit(200_000, &["query", "--db", GOLDEN, "-"], &"111-030-222\n".repeat(100));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 100);
+    let e = ostledb::sys::vec_with_capacity::<u64>(usize::MAX / 16, "the sorted keys of phase (5,5)", "use rank")
+        .expect_err("no machine has that much memory");
+    assert_eq!(e.exit_code(), 2);
+    assert!(e.to_string().starts_with("not enough memory for the sorted keys of phase (5,5) ("), "{e}");
 }
 
 /// `cli::query::answer_line`, the work `query -` does per line (and a fuzz target's

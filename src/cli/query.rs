@@ -61,7 +61,7 @@ pub struct QueryArgs {
     #[arg(long)]
     pub line: bool,
     /// The longest line printed (a draw never ends).
-    #[arg(long, default_value_t = 40, value_name = "N")]
+    #[arg(long, default_value_t = 40, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_plies: u32,
     /// Print one JSON object.
     #[arg(long)]
