@@ -137,20 +137,54 @@ impl FileKind {
         }
     }
 
-    /// How to replace an unusable file of this kind at `path` (its directory is the
-    /// database's): what the commands that write it can rebuild it from.
-    pub fn advice(self, path: &Path) -> String {
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.display().to_string(),
-            _ => ".".to_string(),
+    /// The kind of the database file at `path`, known by its name (`schema/FORMAT.md`
+    /// names every file): `None` for a name no kind has.
+    pub fn of_path(path: &Path) -> Option<FileKind> {
+        let name = path.file_name()?.to_str()?;
+        let phase = |rest: &str, ext: &str| {
+            rest.strip_suffix(ext).and_then(|ab| ab.split_once('-')).is_some_and(|(a, b)| {
+                !a.is_empty() && !b.is_empty() && a.bytes().chain(b.bytes()).all(|c| c.is_ascii_digit())
+            })
         };
+        match name {
+            "ostledb.meta" => Some(FileKind::Metadata),
+            n if n.strip_prefix("values-").is_some_and(|r| phase(r, ".zst")) => Some(FileKind::Values),
+            n if n.strip_prefix("keys-").is_some_and(|r| phase(r, ".sorted")) => Some(FileKind::SortedKeys),
+            n if n.strip_prefix("keys-").is_some_and(|r| phase(r, ".hash")) => Some(FileKind::HashKeys),
+            n if n.starts_with("bfs-") && n.ends_with(".zst") => Some(FileKind::Bfs),
+            n if n.strip_prefix("phase-").is_some_and(|r| phase(r, ".vals")) => Some(FileKind::PhaseFile),
+            n if n.starts_with("group-") && n.ends_with(".ckpt") => Some(FileKind::Checkpoint),
+            _ => None,
+        }
+    }
+
+    /// How to replace an unusable file of this kind at `path`: what the commands that
+    /// write it can rebuild it from, with the database directory they take (the file's
+    /// directory, or its parent for a file inside a generation directory `gen-N`).
+    pub fn advice(self, path: &Path) -> String {
+        let db = database_dir(path);
+        let dir = db.display();
         match self {
             FileKind::Metadata => format!(
                 "rebuild it with `ostledb pack --db {dir}` (it reads the value files; add a --backend for each key index to list)"
             ),
-            FileKind::Values => format!(
-                "rebuild it with `ostledb pack --db {dir}` if the solver's phase files were kept (--keep-work); otherwise delete it and run `ostledb solve --db {dir}` again with the database's --max-pieces"
-            ),
+            FileKind::Values => {
+                // The solver's phase file of the same phase, if it was kept, holds every value.
+                let phase_file = path
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .and_then(|n| n.strip_prefix("values-")?.strip_suffix(".zst"))
+                    .map(|ab| db.join(format!("phase-{ab}.vals")));
+                match phase_file {
+                    Some(p) if p.is_file() => format!(
+                        "rebuild it with `ostledb pack --db {dir}` (the solver's phase file {} holds its values)",
+                        p.display()
+                    ),
+                    _ => format!(
+                        "no solver's phase file is left to rebuild it from (`--keep-work` keeps them): delete it and run `ostledb solve --db {dir}` again with the database's --max-pieces"
+                    ),
+                }
+            }
             FileKind::SortedKeys => format!("rebuild it with `ostledb index --db {dir} --backend sorted`"),
             FileKind::HashKeys => format!("rebuild it with `ostledb index --db {dir} --backend hash`"),
             FileKind::Bfs => {
@@ -186,6 +220,34 @@ impl std::fmt::Display for FileKind {
     }
 }
 
+/// The database directory a file at `path` belongs to: its directory, or the parent of
+/// that for a file inside a generation directory (`gen-N`, database format 3).
+fn database_dir(path: &Path) -> PathBuf {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let in_generation = dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.strip_prefix("gen-"))
+        .is_some_and(|g| !g.is_empty() && g.bytes().all(|c| c.is_ascii_digit()));
+    match dir.parent() {
+        Some(db) if in_generation && !db.as_os_str().is_empty() => db.to_path_buf(),
+        Some(_) if in_generation => PathBuf::from("."),
+        _ => dir.to_path_buf(),
+    }
+}
+
+/// How to replace the damaged file at `path`: its kind's advice, by its name
+/// ([`FileKind::of_path`]), or, for a file no kind has, solving again.
+fn damage_advice(path: &Path) -> String {
+    match FileKind::of_path(path) {
+        Some(kind) => kind.advice(path),
+        None => "delete it and run `ostledb solve` again to rebuild it".to_string(),
+    }
+}
+
 /// Where in a file a checksum failed: "block 17 (values, bytes 72..1090)", "the header".
 fn checksum_place(section: &str, block: Option<u64>, bytes: Option<(u64, u64)>) -> String {
     match (block, bytes) {
@@ -217,7 +279,7 @@ pub enum Error {
     /// A database file is damaged or is not what its name says: truncated, impossible
     /// values, another board or phase. (A bad magic, a file of a newer format and a
     /// checksum mismatch have variants of their own.)
-    #[error("{path}: the file is damaged ({reason}); delete it and run `ostledb solve` again to rebuild it")]
+    #[error("{}: the file is damaged ({reason}); {}", .path.display(), damage_advice(.path))]
     Corrupt {
         /// The file concerned.
         path: PathBuf,

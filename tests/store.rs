@@ -939,3 +939,48 @@ fn anything_but_a_regular_file_is_refused_unread_and_without_blocking() {
     assert!(matches!(&e, Error::Corrupt { reason, .. } if reason.contains("the most a metadata file can be")), "{e:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Every damage message names the fix for its kind of file, with the database directory
+/// (not the generation directory the file is in): `index` for a key index, `pack` for
+/// the metadata and for a value file whose solver's phase file was kept, `bfs --store`
+/// for a BFS file; only the solver's own files, and a value file with no phase file
+/// left, say `solve`. (Every message about a truncated or otherwise damaged file used to
+/// say to run `solve`, and a checksum mismatch named the generation directory as --db.)
+#[test]
+fn every_damage_message_names_the_fix_for_its_kind_of_file() {
+    use ostledb::error::FileKind;
+    let (dir, cases) = format_cases("format-advice");
+    let db = dir.display().to_string();
+    let fix = |kind: FileKind| match kind {
+        FileKind::Metadata | FileKind::Values => format!("rebuild it with `ostledb pack --db {db}`"),
+        FileKind::SortedKeys => format!("rebuild it with `ostledb index --db {db} --backend sorted`"),
+        FileKind::HashKeys => format!("rebuild it with `ostledb index --db {db} --backend hash`"),
+        FileKind::Bfs => format!("rebuild it with `ostledb bfs --db {db} --store`"),
+        FileKind::PhaseFile => format!("delete it and run `ostledb solve --db {db}` again"),
+        k => panic!("no case of {k}"),
+    };
+    for case in &cases {
+        let (kind, file) = (case.kind, &case.file);
+        assert_eq!(FileKind::of_path(file), Some(kind), "{}", file.display());
+        let good = std::fs::read(file).unwrap();
+        let mut flipped = good.clone();
+        flipped[case.body_byte] ^= 0x04;
+        for (what, bad) in [("truncated", &good[..good.len() - 1]), ("flipped", &flipped[..])] {
+            let e = read_with(case, bad);
+            assert_eq!(e.exit_code(), ostledb::error::EXIT_CORRUPT, "{kind} {what}: {e:?}");
+            let msg = e.to_string();
+            assert!(msg.contains(&fix(kind)), "{kind} {what}: {msg}");
+            if kind != FileKind::PhaseFile {
+                assert!(!msg.contains("ostledb solve"), "{kind} {what}: {msg}");
+            }
+        }
+    }
+    // Without the solver's phase file, a damaged value file can only be solved again.
+    let values = cases.iter().find(|c| c.kind == FileKind::Values).unwrap();
+    std::fs::remove_file(ostledb::store::phasefile::phase_file(&dir, ostledb::game::Phase::new(3, 3))).unwrap();
+    let mut flipped = std::fs::read(&values.file).unwrap();
+    flipped[values.body_byte] ^= 0x04;
+    let msg = read_with(values, &flipped).to_string();
+    assert!(msg.contains(&format!("delete it and run `ostledb solve --db {db}` again")), "{msg}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
