@@ -710,3 +710,54 @@ fn answer_line_answers_any_bytes() {
         assert!(bad && v["error"].is_string() && json.len() < 600, "{line:?}: {v}");
     }
 }
+
+/// `verify --json` on a damaged database prints its JSON report all the same, then exits
+/// with 1: every damaged file in `checksums.failures` (the pass goes on past the first),
+/// the message that ends the run in `error`; damage met when opening the database gives
+/// a report with no checksums. (It used to print no JSON at all.)
+#[test]
+fn verify_json_reports_damage_and_exits_1() {
+    let dir = std::env::temp_dir().join(format!("ostledb-cli-verify-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for e in std::fs::read_dir(GOLDEN).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
+    }
+    let db = dir.to_str().unwrap();
+    let verify = || {
+        let out = ostledb(&["verify", "--db", db, "--json", "--quiet"]);
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(text.lines().count(), 1, "{text}");
+        (out.status.code(), serde_json::from_str::<Value>(&text).unwrap(), String::from_utf8(out.stderr).unwrap())
+    };
+    let (code, v, _) = verify();
+    assert!(code == Some(0) && v["ok"] == true && v["error"].is_null(), "{v}");
+    assert_eq!(v["checksums"]["failures"].as_array().map(Vec::len), Some(0), "{v}");
+    // Damage the middle of two value files: both are reported.
+    for name in ["values-3-3.zst", "values-2-3.zst"] {
+        let path = dir.join(name);
+        let mut bytes = std::fs::read(&path).unwrap();
+        let at = bytes.len() / 2;
+        bytes[at] ^= 0x10;
+        std::fs::write(&path, bytes).unwrap();
+    }
+    let (code, v, stderr) = verify();
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(v["ok"], false, "{v}");
+    let failures = v["checksums"]["failures"].as_array().unwrap();
+    let files: Vec<&str> = failures.iter().map(|f| f["file"].as_str().unwrap()).collect();
+    assert!(files.len() == 2 && files.iter().all(|f| f.contains("values-")), "{v}");
+    assert!(failures.iter().all(|f| f["error"].as_str().unwrap().contains("checksum mismatch")), "{v}");
+    assert!(stderr.contains(v["error"].as_str().unwrap()), "{v} {stderr}");
+    // Damaged metadata: the database does not open; the report says so.
+    let meta = dir.join("ostledb.meta");
+    let mut bytes = std::fs::read(&meta).unwrap();
+    bytes[40] ^= 0x01;
+    std::fs::write(&meta, bytes).unwrap();
+    let (code, v, _) = verify();
+    assert_eq!(code, Some(1));
+    assert!(v["ok"] == false && v["checksums"].is_null(), "{v}");
+    assert!(v["error"].as_str().unwrap().contains("ostledb.meta: checksum mismatch"), "{v}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
