@@ -274,20 +274,30 @@ fn closed_stdout_pipe_is_success() {
 
 const GOLDEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/golden-v2");
 
-/// Run `ostledb query --db GOLDEN -` with `input` on its stdin (written by a thread,
-/// then closed); its exit code and stdout lines.
-fn query_stdin(input: Vec<u8>) -> (Option<i32>, Vec<String>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ostledb"))
-        .args(["query", "--db", GOLDEN, "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("run ostledb query -");
+/// `ostledb query --db GOLDEN -`, to be spawned.
+fn query_golden_stdin() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ostledb"));
+    cmd.args(["query", "--db", GOLDEN, "-"]);
+    cmd
+}
+
+/// Run `cmd` with `input` written to its stdin by a thread, then closed; its output.
+fn run_with_input(cmd: &mut Command, input: Vec<u8>) -> Output {
+    let mut child =
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn the command");
     let mut stdin = child.stdin.take().unwrap();
-    let writer = std::thread::spawn(move || stdin.write_all(&input));
+    // A command that stops reading early makes this write fail: its output says why.
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
     let out = child.wait_with_output().unwrap();
-    writer.join().unwrap().expect("ostledb reads all of its input");
+    writer.join().unwrap();
+    out
+}
+
+/// `ostledb query --db GOLDEN -` with `input` on its stdin: its exit code and stdout lines.
+fn query_stdin(input: Vec<u8>) -> (Option<i32>, Vec<String>) {
+    let out = run_with_input(&mut query_golden_stdin(), input);
     let text = String::from_utf8(out.stdout).expect("stdout is UTF-8");
     (out.status.code(), text.lines().map(str::to_string).collect())
 }
@@ -344,8 +354,7 @@ fn query_stdin_shows_a_long_line_cut_to_its_start_and_length() {
 /// within 60 s (it takes milliseconds) while stdin is still open.
 #[test]
 fn query_stdin_answers_a_line_before_the_next_is_written() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ostledb"))
-        .args(["query", "--db", GOLDEN, "-"])
+    let mut child = query_golden_stdin()
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -647,24 +656,9 @@ fn bench_and_interesting_on_a_small_database() {
 
 /// Run `ostledb args` in a shell under `ulimit -v kb`, with `input` on its stdin.
 fn under_ulimit(kb: u64, args: &[&str], input: &str) -> Output {
-    let mut child = Command::new("sh")
-        .arg("-c")
-        .arg(format!("ulimit -v {kb} && exec \"$0\" \"$@\""))
-        .arg(env!("CARGO_BIN_EXE_ostledb"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run sh");
-    let mut stdin = child.stdin.take().unwrap();
-    let input = input.to_string();
-    let writer = std::thread::spawn(move || {
-        let _ = stdin.write_all(input.as_bytes());
-    });
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    out
+    let mut sh = Command::new("sh");
+    sh.arg("-c").arg(format!("ulimit -v {kb} && exec \"$0\" \"$@\"")).arg(env!("CARGO_BIN_EXE_ostledb")).args(args);
+    run_with_input(&mut sh, input.as_bytes().to_vec())
 }
 
 /// Under a memory limit (`ulimit -v 200000`, 195 MiB of address space), a cache asked
