@@ -60,7 +60,7 @@ fn scratch() -> &'static Mutex<Scratch> {
         let db = Database::open(&t.dir).unwrap();
         let mut probes = Vec::new();
         for p in db.index().phases() {
-            let step = (p.len() / 3).max(1);
+            let step = (p.len() / 2).max(1);
             for i in (0..p.len()).step_by(step as usize) {
                 let pos = p.position_at(i).transformed(&t.geom, (i % 8) as usize);
                 let mut prev = None;
