@@ -265,7 +265,7 @@ fn run(
     deep: bool,
     probes: &[(Position, Option<Position>, String)],
     mut check: impl FnMut(&str, &str),
-) -> Result<(), Error> {
+) -> Result<u64, Error> {
     let db = Database::open_opts(dir, &OpenOptions { backend: Some(backend), cache_bytes: 1 << 20 })?;
     for (pos, prev, want) in probes {
         let got = answer(&db, pos, prev.as_ref())?;
@@ -280,11 +280,12 @@ fn run(
     if let Some(b) = db.bfs()? {
         b.check()?;
     }
+    let mut mismatches = 0;
     if deep {
         let reports = ostledb::analysis::verify::verify_database(&db, &Silent)?;
-        let _ = reports;
+        mismatches = reports.iter().map(|(_, r)| r.mismatches).sum();
     }
-    Ok(())
+    Ok(mismatches)
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -345,6 +346,9 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(got, want, "{}: a wrong answer from a damaged database", rel.display());
         }
     });
+    if !fixed && let Ok(m) = r {
+        assert_eq!(m, 0, "{}: verify --deep found wrong values that every checksum let through", rel.display());
+    }
     if !damaged {
         r.unwrap_or_else(|e| panic!("{}: the unchanged database fails: {e}", rel.display()));
     } else if let Err(e) = r
