@@ -94,13 +94,13 @@ fn le_u64(b: &[u8], at: usize) -> Option<u64> {
 }
 
 fn put_u64(b: &mut [u8], at: usize, v: u64) {
-    if let Some(s) = b.get_mut(at..at + 8) {
+    if let Some(s) = at.checked_add(8).and_then(|end| b.get_mut(at..end)) {
         s.copy_from_slice(&v.to_le_bytes());
     }
 }
 
 fn put_u32(b: &mut [u8], at: usize, v: u32) {
-    if let Some(s) = b.get_mut(at..at + 4) {
+    if let Some(s) = at.checked_add(4).and_then(|end| b.get_mut(at..end)) {
         s.copy_from_slice(&v.to_le_bytes());
     }
 }
@@ -135,6 +135,12 @@ fn kind_of(rel: &Path) -> Kind {
     }
 }
 
+/// Where index entry `i` of `size` bytes starts, if the whole entry is in `b`.
+fn entry(b: &[u8], at: u64, i: u64, size: u64) -> Option<usize> {
+    let e = at.checked_add(i.checked_mul(size)?)?;
+    (e.checked_add(size)? <= b.len() as u64).then_some(e as usize)
+}
+
 /// Recompute every checksum of a file of kind `k` (schema/FORMAT.md), where the fields
 /// that locate what they cover are in bounds: block checksums first, then the index or
 /// body checksum, the header checksum last.
@@ -155,8 +161,7 @@ fn fix_checksums(k: Kind, b: &mut [u8]) {
             let header = if le_u32(b, 8) == Some(1) { 64 } else { 72 };
             if let (Some(blocks), Some(at)) = (le_u32(b, 28), le_u64(b, 32)) {
                 for i in 0..blocks as u64 {
-                    let e = at + i * 24;
-                    let Ok(e) = usize::try_from(e) else { break };
+                    let Some(e) = entry(b, at, i, 24) else { break };
                     let (Some(off), Some(clen)) = (le_u64(b, e), le_u32(b, e + 8)) else { break };
                     if let Some(s) = sum(b, off, off.saturating_add(clen as u64)) {
                         put_u64(b, e + 16, s);
@@ -182,7 +187,7 @@ fn fix_checksums(k: Kind, b: &mut [u8]) {
         Kind::Bfs => {
             if let (Some(blocks), Some(at)) = (le_u32(b, 36), le_u64(b, 40)) {
                 for i in 0..blocks as u64 {
-                    let Ok(e) = usize::try_from(at + i * 32) else { break };
+                    let Some(e) = entry(b, at, i, 32) else { break };
                     let (Some(off), Some(clen)) = (le_u64(b, e + 8), le_u32(b, e + 16)) else { break };
                     if let Some(s) = sum(b, off, off.saturating_add(clen as u64)) {
                         put_u64(b, e + 24, s);
