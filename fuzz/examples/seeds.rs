@@ -1,5 +1,5 @@
 //! Writes the seed corpus of every target into `fuzz/corpus/<target>/` (run from `fuzz/`:
-//! `cargo run --release --bin seeds`): real boards of every fuzzed geometry, real move
+//! `cargo run --release --example seeds`): real boards of every fuzzed geometry, real move
 //! lists, real `query -` lines, the files of the small database with the input forms the
 //! `database` target reads, and real published lines. Deterministic: the same files each
 //! run, so the committed corpus is reproducible.
