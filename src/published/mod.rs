@@ -78,12 +78,13 @@ pub fn parse_file_name(name: &str) -> Option<(u32, Kind, u64)> {
 /// for a win or loss in `N` plies. `None` for a win or loss in one ply, which would be
 /// written `0` like a draw: the published format has no way to write them apart from a
 /// checkmate line (a non-trivial node of a position that is not an immediate win never
-/// has such a value in Ostle).
+/// has such a value in Ostle); and `None` for code 1, a loss in 0 plies (`N - 1` would be
+/// -1), which is also how a value file stores an elided loss not yet resolved.
 #[inline]
 pub fn published_value(code: Val) -> Option<u32> {
     match code {
         0 => Some(0),
-        2 | 3 => None,
+        1..=3 => None,
         c => Some(c as u32 / 2 - 1),
     }
 }
@@ -275,6 +276,7 @@ mod tests {
         assert_eq!(published_value(0), Some(0));
         assert_eq!(published_value(2), None); // win in 1
         assert_eq!(published_value(3), None); // loss in 1
+        assert_eq!(published_value(1), None); // loss in 0, or an elided loss (overflowed: found by fuzzing)
         assert_eq!(published_value(4 + 1), Some(1)); // loss in 2
         assert_eq!(published_value(6), Some(2)); // win in 3
         for v in 0..300u32 {
@@ -323,6 +325,10 @@ mod tests {
         // A value the format cannot hold is an error naming the node.
         let mut s = String::new();
         assert_eq!(write_line(g, &p, 3, &mut s), Err(Unwritable { node: 0, code: 3 }));
+        // So is an elided loss (code 1) that was never resolved: it must not be written
+        // as 2^32 - 1 (or overflow).
+        let mut s = String::new();
+        assert_eq!(write_line(g, &p, 1, &mut s), Err(Unwritable { node: 0, code: 1 }));
     }
 
     #[test]
