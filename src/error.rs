@@ -52,6 +52,25 @@ impl Error {
     }
 }
 
+/// The most of a user's input that an error message (or `query -`'s "input" field)
+/// repeats, in bytes: a longer input is cut and its length said instead.
+pub const SHOWN_INPUT: usize = 100;
+
+/// An input as an error repeats it: `text` shows (lossily, perhaps) at least the start of
+/// an input `len` bytes long; whole when the input is at most [`SHOWN_INPUT`] bytes,
+/// otherwise its first [`SHOWN_INPUT`] bytes (to a character boundary) and "... (N
+/// bytes)". A 10 MB line is then not echoed twice in its error.
+pub fn shown_input(text: &str, len: usize) -> std::borrow::Cow<'_, str> {
+    if len <= SHOWN_INPUT {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut end = SHOWN_INPUT.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    std::borrow::Cow::Owned(format!("{}... ({len} bytes)", &text[..end]))
+}
+
 /// An I/O error on `path` (for `map_err`).
 pub fn io(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
     move |source| Error::Io { path: path.to_path_buf(), source }
@@ -118,20 +137,54 @@ impl FileKind {
         }
     }
 
-    /// How to replace an unusable file of this kind at `path` (its directory is the
-    /// database's): what the commands that write it can rebuild it from.
-    pub fn advice(self, path: &Path) -> String {
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.display().to_string(),
-            _ => ".".to_string(),
+    /// The kind of the database file at `path`, known by its name (`schema/FORMAT.md`
+    /// names every file): `None` for a name no kind has.
+    pub fn of_path(path: &Path) -> Option<FileKind> {
+        let name = path.file_name()?.to_str()?;
+        let phase = |rest: &str, ext: &str| {
+            rest.strip_suffix(ext).and_then(|ab| ab.split_once('-')).is_some_and(|(a, b)| {
+                !a.is_empty() && !b.is_empty() && a.bytes().chain(b.bytes()).all(|c| c.is_ascii_digit())
+            })
         };
+        match name {
+            "ostledb.meta" => Some(FileKind::Metadata),
+            n if n.strip_prefix("values-").is_some_and(|r| phase(r, ".zst")) => Some(FileKind::Values),
+            n if n.strip_prefix("keys-").is_some_and(|r| phase(r, ".sorted")) => Some(FileKind::SortedKeys),
+            n if n.strip_prefix("keys-").is_some_and(|r| phase(r, ".hash")) => Some(FileKind::HashKeys),
+            n if n.starts_with("bfs-") && n.ends_with(".zst") => Some(FileKind::Bfs),
+            n if n.strip_prefix("phase-").is_some_and(|r| phase(r, ".vals")) => Some(FileKind::PhaseFile),
+            n if n.starts_with("group-") && n.ends_with(".ckpt") => Some(FileKind::Checkpoint),
+            _ => None,
+        }
+    }
+
+    /// How to replace an unusable file of this kind at `path`: what the commands that
+    /// write it can rebuild it from, with the database directory they take (the file's
+    /// directory, or its parent for a file inside a generation directory `gen-N`).
+    pub fn advice(self, path: &Path) -> String {
+        let db = database_dir_of(path);
+        let dir = db.display();
         match self {
             FileKind::Metadata => format!(
                 "rebuild it with `ostledb pack --db {dir}` (it reads the value files; add a --backend for each key index to list)"
             ),
-            FileKind::Values => format!(
-                "rebuild it with `ostledb pack --db {dir}` if the solver's phase files were kept (--keep-work); otherwise delete it and run `ostledb solve --db {dir}` again with the database's --max-pieces"
-            ),
+            FileKind::Values => {
+                // The solver's phase file of the same phase, if it was kept, holds every value.
+                let phase_file = path
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .and_then(|n| n.strip_prefix("values-")?.strip_suffix(".zst"))
+                    .map(|ab| db.join(format!("phase-{ab}.vals")));
+                match phase_file {
+                    Some(p) if p.is_file() => format!(
+                        "rebuild it with `ostledb pack --db {dir}` (the solver's phase file {} holds its values)",
+                        p.display()
+                    ),
+                    _ => format!(
+                        "no solver's phase file is left to rebuild it from (`--keep-work` keeps them): delete it and run `ostledb solve --db {dir}` again with the database's --max-pieces"
+                    ),
+                }
+            }
             FileKind::SortedKeys => format!("rebuild it with `ostledb index --db {dir} --backend sorted`"),
             FileKind::HashKeys => format!("rebuild it with `ostledb index --db {dir} --backend hash`"),
             FileKind::Bfs => {
@@ -167,6 +220,15 @@ impl std::fmt::Display for FileKind {
     }
 }
 
+/// How to replace the damaged file at `path`: its kind's advice, by its name
+/// ([`FileKind::of_path`]), or, for a file no kind has, solving again.
+fn damage_advice(path: &Path) -> String {
+    match FileKind::of_path(path) {
+        Some(kind) => kind.advice(path),
+        None => "delete it and run `ostledb solve` again to rebuild it".to_string(),
+    }
+}
+
 /// Where in a file a checksum failed: "block 17 (values, bytes 72..1090)", "the header".
 fn checksum_place(section: &str, block: Option<u64>, bytes: Option<(u64, u64)>) -> String {
     match (block, bytes) {
@@ -182,7 +244,7 @@ fn checksum_place(section: &str, block: Option<u64>, bytes: Option<(u64, u64)>) 
 #[non_exhaustive]
 pub enum Error {
     /// A board, move or code in text form could not be parsed.
-    #[error("`{}` {}", .0.input, .0.reason)]
+    #[error("`{}` {}", shown_input(&.0.input, .0.input.len()), .0.reason)]
     Notation(NotationError),
     /// A position that breaks the rules (used by programmatic constructors).
     #[error("invalid position: {0}")]
@@ -198,7 +260,7 @@ pub enum Error {
     /// A database file is damaged or is not what its name says: truncated, impossible
     /// values, another board or phase. (A bad magic, a file of a newer format and a
     /// checksum mismatch have variants of their own.)
-    #[error("{path}: the file is damaged ({reason}); delete it and run `ostledb solve` again to rebuild it")]
+    #[error("{}: the file is damaged ({reason}); {}", .path.display(), damage_advice(.path))]
     Corrupt {
         /// The file concerned.
         path: PathBuf,
@@ -339,6 +401,17 @@ pub enum Error {
     /// so `ostledb` exits with 0 and prints nothing.
     #[error("standard output was closed by its reader")]
     ClosedPipe,
+    /// Memory for something large that a command needs could not be had (a key index
+    /// loaded into memory, say), under the process's limit (`ulimit -v`) or the machine's.
+    #[error("not enough memory for {what} ({} MB); {advice}", bytes.div_ceil(1_000_000))]
+    OutOfMemory {
+        /// What the memory was for: "the sorted keys of phase (4,4)".
+        what: String,
+        /// How many bytes were asked for.
+        bytes: u64,
+        /// What to do instead.
+        advice: String,
+    },
     /// An I/O error on a file.
     #[error("{path}: {source}")]
     Io {
@@ -347,4 +420,63 @@ pub enum Error {
         /// The underlying error.
         source: std::io::Error,
     },
+}
+
+/// The prefix of a generation's subdirectory in a database directory (`gen-N`; see
+/// `store::directory`). It is named here, at the bottom, because an error about a file
+/// must name the database the file belongs to.
+const GENERATION_PREFIX: &str = "gen-";
+
+/// The subdirectory name of generation `n` (`n` > 0).
+pub fn generation_name(n: u64) -> String {
+    format!("{GENERATION_PREFIX}{n}")
+}
+
+/// The generation a directory entry's name is, if it is one.
+pub fn generation_of(name: &str) -> Option<u64> {
+    let n = name.strip_prefix(GENERATION_PREFIX)?;
+    if n.is_empty() || n.starts_with('0') || !n.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    n.parse().ok()
+}
+
+/// The database directory a database file at `path` belongs to: its directory, or the
+/// one above when the file lives in a generation's subdirectory (`.` for a bare name).
+pub fn database_dir_of(path: &Path) -> &Path {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => return Path::new("."),
+    };
+    match (dir.file_name(), dir.parent()) {
+        (Some(name), Some(up)) if name.to_str().and_then(generation_of).is_some() => {
+            if up.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                up
+            }
+        }
+        _ => dir,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn advice_names_the_database_not_the_generation_directory() {
+        for (file, db) in [
+            ("/d/gen-2/values-4-4.zst", "/d"),
+            ("/d/values-4-4.zst", "/d"),
+            ("gen-7/keys-4-4.sorted", "."),
+            ("values-4-4.zst", "."),
+            ("/d/gen-0/values-4-4.zst", "/d/gen-0"),
+            ("/d/generation/values-4-4.zst", "/d/generation"),
+        ] {
+            assert_eq!(database_dir_of(Path::new(file)), Path::new(db), "{file}");
+        }
+        let advice = FileKind::SortedKeys.advice(Path::new("/data/ostle.db/gen-3/keys-4-4.sorted"));
+        assert!(advice.contains("`ostledb index --db /data/ostle.db --backend sorted`"), "{advice}");
+    }
 }

@@ -1,7 +1,11 @@
 //! What the process asks of the operating system about its own memory: the resident set
-//! size now and at its peak (read from `/proc/self/status`), and handing freed heap pages
+//! size now and at its peak (read from `/proc/self/status`), how much more it may have
+//! (its address-space limit, the system's available memory), and handing freed heap pages
 //! back. Long solves report both at every large step, so a memory budget is checked while
-//! it runs rather than after it fails.
+//! it runs rather than after it fails; a large allocation that fails is an error naming
+//! what it was for ([`vec_with_capacity`]), not an abort.
+
+use crate::error::Error;
 
 /// Resident set size now and at its peak, in bytes (`None` where `/proc` is not there).
 pub fn rss() -> Option<(u64, u64)> {
@@ -12,6 +16,49 @@ pub fn rss() -> Option<(u64, u64)> {
         Some(kb * 1024)
     };
     Some((field("VmRSS:")?, field("VmHWM:")?))
+}
+
+/// Bytes this process may still map: its address-space limit (`ulimit -v`, RLIMIT_AS,
+/// from `/proc/self/limits`) less what it maps now (VmSize). `None` when there is no
+/// limit or it cannot be read.
+pub fn address_space_left() -> Option<u64> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = limits.lines().find(|l| l.starts_with("Max address space"))?;
+    let limit: u64 = line["Max address space".len()..].split_whitespace().next()?.parse().ok()?;
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let size = status.lines().find_map(|l| l.strip_prefix("VmSize:"))?;
+    let size: u64 = size.trim().trim_end_matches("kB").trim().parse().ok()?;
+    Some(limit.saturating_sub(size * 1024))
+}
+
+/// Memory the system can still give without swapping (MemAvailable in `/proc/meminfo`),
+/// `None` where it cannot be read.
+pub fn memory_available() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kb = info.lines().find_map(|l| l.strip_prefix("MemAvailable:"))?;
+    Some(kb.trim().trim_end_matches("kB").trim().parse::<u64>().ok()? * 1024)
+}
+
+/// The least of [`address_space_left`] and [`memory_available`]: how much more memory
+/// this process can count on (`None`: no bound known).
+pub fn memory_headroom() -> Option<u64> {
+    match (address_space_left(), memory_available()) {
+        (Some(a), Some(m)) => Some(a.min(m)),
+        (a, m) => a.or(m),
+    }
+}
+
+/// An empty vector with room for `n` elements, or, where the memory cannot be had,
+/// [`Error::OutOfMemory`] saying it was for `what` and what to do (`advice`): a large
+/// allocation that fails is then an error with exit code 2, not an abort of the process.
+pub fn vec_with_capacity<T>(n: usize, what: &str, advice: &str) -> Result<Vec<T>, Error> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| Error::OutOfMemory {
+        what: what.to_string(),
+        bytes: (n as u64).saturating_mul(std::mem::size_of::<T>() as u64),
+        advice: advice.to_string(),
+    })?;
+    Ok(v)
 }
 
 /// "RSS 12.3 GB (peak 14.1 GB)", or an empty string where it cannot be read.

@@ -188,6 +188,14 @@ const BAD_INPUT: &[(&[&str], Option<&str>)] = &[
     (&["positions", "--max-pieces", "11"], None),
     (&["inspect"], None),
     (&["no-such-command"], None),
+    // Counts of 0, which the commands used to take as "default" or "1" without saying.
+    (&["solve", "--threads", "0", "--db", "/dev/null/ostledb"], None),
+    (&["query", "22220-00000-00300-00000-11110", "--line", "--max-plies", "0"], None),
+    (&["bench", "--rounds", "0"], None),
+    (&["bench", "--batch", "0"], None),
+    (&["bench", "--lookups", "0"], None),
+    (&["bench", "--sled-keys", "0"], None),
+    (&["bench", "--sled-lookups", "0"], None),
 ];
 
 #[test]
@@ -264,6 +272,124 @@ fn closed_stdout_pipe_is_success() {
     }
 }
 
+const GOLDEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/golden-v2");
+
+/// `ostledb query --db GOLDEN -`, to be spawned.
+fn query_golden_stdin() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ostledb"));
+    cmd.args(["query", "--db", GOLDEN, "-"]);
+    cmd
+}
+
+/// Run `cmd` with `input` written to its stdin by a thread, then closed; its output.
+fn run_with_input(cmd: &mut Command, input: Vec<u8>) -> Output {
+    let mut child =
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn the command");
+    let mut stdin = child.stdin.take().unwrap();
+    // A command that stops reading early makes this write fail: its output says why.
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
+}
+
+/// `ostledb query --db GOLDEN -` with `input` on its stdin: its exit code and stdout lines.
+fn query_stdin(input: Vec<u8>) -> (Option<i32>, Vec<String>) {
+    let out = run_with_input(&mut query_golden_stdin(), input);
+    let text = String::from_utf8(out.stdout).expect("stdout is UTF-8");
+    (out.status.code(), text.lines().map(str::to_string).collect())
+}
+
+/// A line that is not UTF-8 is a bad line like any other: answered in its place with
+/// its input shown lossily, every line around it answered, exit code 2. (It used to end
+/// the run at once, discarding the 2,000 answers before it.)
+#[test]
+fn query_stdin_answers_every_line_around_one_that_is_not_utf8() {
+    let mut input = "111-030-222\n".repeat(2000).into_bytes();
+    input.extend_from_slice(b"\xff\xfe1-030-222\n111-030-222,222-030-111\n");
+    let (code, lines) = query_stdin(input);
+    assert_eq!(code, Some(2));
+    assert_eq!(lines.len(), 2002);
+    let bad: Value = serde_json::from_str(&lines[2000]).unwrap();
+    assert_eq!(bad["input"], "\u{fffd}\u{fffd}1-030-222", "{bad}");
+    assert!(bad["error"].as_str().unwrap().contains("not UTF-8"), "{bad}");
+    let before: Value = serde_json::from_str(&lines[1999]).unwrap();
+    let after: Value = serde_json::from_str(&lines[2001]).unwrap();
+    assert_eq!(before["verdict"], "win", "{before}");
+    assert!(after.get("verdict").is_some() || after.get("error").is_some(), "{after}");
+    assert_eq!(after["input"], "111-030-222,222-030-111");
+}
+
+/// A 10 MB line is answered by an error that shows its first 100 bytes and its length,
+/// in the "input" field and in the message: not the 20 MB of echoing it twice.
+#[test]
+fn query_stdin_shows_a_long_line_cut_to_its_start_and_length() {
+    let mut input = vec![b'1'; 10_000_000];
+    input.extend_from_slice(b"\n111-030-222\n");
+    let (code, lines) = query_stdin(input);
+    assert_eq!(code, Some(2));
+    assert_eq!(lines.len(), 2);
+    assert!(lines[0].len() < 1000, "{} bytes", lines[0].len());
+    let v: Value = serde_json::from_str(&lines[0]).unwrap();
+    let shown = format!("{}... (10000000 bytes)", "1".repeat(100));
+    assert_eq!(v["input"], shown.as_str());
+    assert!(v["error"].as_str().unwrap().contains("a line of 10000000 bytes"), "{v}");
+    let v: Value = serde_json::from_str(&lines[1]).unwrap();
+    assert_eq!(v["verdict"], "win", "{v}");
+    // A long line that is a bad board, but short enough to be read: its error cuts it too.
+    let long_board = "1".repeat(1000);
+    let (code, lines) = query_stdin(format!("{long_board}\n").into_bytes());
+    assert_eq!(code, Some(2));
+    let v: Value = serde_json::from_str(&lines[0]).unwrap();
+    let shown = format!("{}... (1000 bytes)", "1".repeat(100));
+    assert_eq!(v["input"], shown.as_str());
+    let error = v["error"].as_str().unwrap();
+    assert!(error.contains(&format!("`{shown}` has 1000 squares")) && error.len() < 300, "{error}");
+}
+
+/// A program that writes one board and waits for its answer gets it: `query -` answers
+/// what it has read and flushes before it waits for more input. Each answer must come
+/// within 60 s (it takes milliseconds) while stdin is still open.
+#[test]
+fn query_stdin_answers_a_line_before_the_next_is_written() {
+    let mut child = query_golden_stdin()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("run ostledb query -");
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let (send, answers) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        for line in stdout.lines() {
+            if send.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    // The second is a comment, a blank line and a board with its previous board.
+    let boards = [("111-030-222", 0), ("# no answer\n\n111-030-222,222-300-111", 13), ("111-030-222", 0)];
+    for (board, node_index) in boards {
+        stdin.write_all(format!("{board}\n").as_bytes()).unwrap();
+        stdin.flush().unwrap();
+        let Ok(line) = answers.recv_timeout(std::time::Duration::from_secs(60)) else {
+            let _ = child.kill();
+            panic!("no answer to {board:?} within 60 s while stdin stays open");
+        };
+        let v: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(v["input"].as_str(), board.lines().last(), "{v}");
+        assert_eq!((v["verdict"].as_str(), v["node_index"].as_u64()), (Some("win"), Some(node_index)), "{v}");
+    }
+    drop(stdin);
+    let status = child.wait().unwrap();
+    reader.join().unwrap();
+    assert!(answers.try_recv().is_err(), "one answer per board");
+    assert!(status.success(), "{status:?}");
+}
+
 #[test]
 fn bfs_reproduces_the_published_first_layers_in_both_conventions() {
     for (flag, want) in [("published", [1u64, 9, 102, 954, 6329]), ("strict", [1, 9, 99, 932, 6319])] {
@@ -290,6 +416,30 @@ fn bfs_reproduces_the_published_layers_to_depth_8() {
     let without = layers(&["--no-checkmate-expansion"]);
     assert_eq!(without[..6], [1, 9, 102, 954, 6_329, 33_052]);
     assert_ne!(without[6], 147_620);
+}
+
+/// `n` boards of phase (4,4), one a line: four pieces a side and the hole on random
+/// squares (a fixed sequence for `seed`).
+fn random_boards_4_4(n: usize, seed: u64) -> String {
+    let mut x = seed;
+    let mut next = move || {
+        x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        (x >> 33) as usize
+    };
+    let mut out = String::new();
+    for _ in 0..n {
+        let mut squares = [b'0'; 25];
+        for piece in b"111122223" {
+            let mut s = next() % 25;
+            while squares[s] != b'0' {
+                s = (s + 1) % 25;
+            }
+            squares[s] = *piece;
+        }
+        out.push_str(std::str::from_utf8(&squares).unwrap());
+        out.push('\n');
+    }
+    out
 }
 
 /// The whole user journey on the real (4,4) phase: solve into a fresh directory, run it
@@ -362,6 +512,13 @@ fn solve_query_stats_verify_and_corruption_on_phase_4_4() {
     assert!(lines[1]["error"].as_str().unwrap().contains("character 29"), "{}", lines[1]);
     assert_eq!(lines[2]["node_index"], 17, "hole-down is forbidden after hole-up");
     assert_eq!(lines[2]["moves"].as_array().unwrap().iter().filter(|m| m["forbidden"] == true).count(), 1);
+    // Under `ulimit -v 200000` the default cache sizes itself to the memory left: 2,000
+    // random boards are all answered (they used to abort with exit code 134 and no
+    // output once the 512 MB cache filled).
+    let out = under_ulimit(200_000, &["query", "--db", db, "-"], &random_boards_4_4(2000, 7));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}: {err}", out.status);
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 2000, "{err}");
     // A decided line ends with the capture its verdict promises.
     let l =
         json_stdout(&["query", "--db", db, "22220-00000-00300-00000-11110", "--play", "c1-right", "--line", "--json"]);
@@ -494,5 +651,107 @@ fn bench_and_interesting_on_a_small_database() {
     assert_eq!(v["phases"].as_array().unwrap().len(), 3, "{v}");
     let out = ostledb(&["interesting", "--db", db, "--max-pieces", "3"]);
     assert_eq!(out.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Run `ostledb args` in a shell under `ulimit -v kb`, with `input` on its stdin.
+fn under_ulimit(kb: u64, args: &[&str], input: &str) -> Output {
+    let mut sh = Command::new("sh");
+    sh.arg("-c").arg(format!("ulimit -v {kb} && exec \"$0\" \"$@\"")).arg(env!("CARGO_BIN_EXE_ostledb")).args(args);
+    run_with_input(&mut sh, input.as_bytes().to_vec())
+}
+
+/// Under a memory limit (`ulimit -v 200000`, 195 MiB of address space), a cache asked
+/// for beyond it is refused at once with exit code 2, and the default cache sizes
+/// itself to the room left; a large allocation that fails is an error naming what it
+/// was for. (Under that limit `query -` on (4,4) used to abort with exit code 134 and no
+/// output when its 512 MB cache filled: see the (4,4) test for that case.)
+#[test]
+fn a_memory_limit_is_a_clear_error_or_a_smaller_cache_never_an_abort() {
+    let out = under_ulimit(200_000, &["query", "--db", GOLDEN, "--cache-mb", "512", "111-030-222"], "");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--cache-mb 512: the memory limit of this process (ulimit -v) leaves"), "{err}");
+    let out = under_ulimit(200_000, &["query", "--db", GOLDEN, "-"], &"111-030-222\n".repeat(100));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 100);
+    let e = ostledb::sys::vec_with_capacity::<u64>(usize::MAX / 16, "the sorted keys of phase (5,5)", "use rank")
+        .expect_err("no machine has that much memory");
+    assert_eq!(e.exit_code(), 2);
+    assert!(e.to_string().starts_with("not enough memory for the sorted keys of phase (5,5) ("), "{e}");
+}
+
+/// `cli::query::answer_line`, the work `query -` does per line (and a fuzz target's
+/// entry point): nothing for a blank line or a comment, an answer or a bad line for any
+/// other bytes, never a panic.
+#[test]
+fn answer_line_answers_any_bytes() {
+    use ostledb::cli::query::answer_line;
+    let db = ostledb::store::Database::open(std::path::Path::new(GOLDEN)).unwrap();
+    for blank in [&b""[..], b"  \t\r", b"# 111-030-222", b"  #\xff"] {
+        assert_eq!(answer_line(&db, blank, &[], None).unwrap(), None, "{blank:?}");
+    }
+    let (json, bad) = answer_line(&db, b" 111-030-222\r", &[], Some(5)).unwrap().unwrap();
+    let v: Value = serde_json::from_str(&json).unwrap();
+    assert!(!bad && v["input"] == "111-030-222" && v["line"].as_array().unwrap().len() == 5, "{v}");
+    let play = vec!["hole-left".to_string()];
+    let (json, bad) = answer_line(&db, b"111-030-222", &play, None).unwrap().unwrap();
+    let v: Value = serde_json::from_str(&json).unwrap();
+    assert!(!bad && v["board"] != "111-030-222" && v.get("line").is_none(), "{v}");
+    for line in [&b"\xc3"[..], b"111-030-22x", b"111,", b",", b"111-030-222,\xff", &[b'3'; 5000]] {
+        let (json, bad) = answer_line(&db, line, &[], None).unwrap().unwrap();
+        let v: Value = serde_json::from_str(&json).unwrap();
+        assert!(bad && v["error"].is_string() && json.len() < 600, "{line:?}: {v}");
+    }
+}
+
+/// `verify --json` on a damaged database prints its JSON report all the same, then exits
+/// with 1: every damaged file in `checksums.failures` (the pass goes on past the first),
+/// the message that ends the run in `error`; damage met when opening the database gives
+/// a report with no checksums. (It used to print no JSON at all.)
+#[test]
+fn verify_json_reports_damage_and_exits_1() {
+    let dir = std::env::temp_dir().join(format!("ostledb-cli-verify-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for e in std::fs::read_dir(GOLDEN).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
+    }
+    let db = dir.to_str().unwrap();
+    let verify = || {
+        let out = ostledb(&["verify", "--db", db, "--json", "--quiet"]);
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(text.lines().count(), 1, "{text}");
+        (out.status.code(), serde_json::from_str::<Value>(&text).unwrap(), String::from_utf8(out.stderr).unwrap())
+    };
+    let (code, v, _) = verify();
+    assert!(code == Some(0) && v["ok"] == true && v["error"].is_null(), "{v}");
+    assert_eq!(v["checksums"]["failures"].as_array().map(Vec::len), Some(0), "{v}");
+    // Damage the middle of two value files: both are reported.
+    for name in ["values-3-3.zst", "values-2-3.zst"] {
+        let path = dir.join(name);
+        let mut bytes = std::fs::read(&path).unwrap();
+        let at = bytes.len() / 2;
+        bytes[at] ^= 0x10;
+        std::fs::write(&path, bytes).unwrap();
+    }
+    let (code, v, stderr) = verify();
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(v["ok"], false, "{v}");
+    let failures = v["checksums"]["failures"].as_array().unwrap();
+    let files: Vec<&str> = failures.iter().map(|f| f["file"].as_str().unwrap()).collect();
+    assert!(files.len() == 2 && files.iter().all(|f| f.contains("values-")), "{v}");
+    assert!(failures.iter().all(|f| f["error"].as_str().unwrap().contains("checksum mismatch")), "{v}");
+    assert!(stderr.contains(v["error"].as_str().unwrap()), "{v} {stderr}");
+    // Damaged metadata: the database does not open; the report says so.
+    let meta = dir.join("ostledb.meta");
+    let mut bytes = std::fs::read(&meta).unwrap();
+    bytes[40] ^= 0x01;
+    std::fs::write(&meta, bytes).unwrap();
+    let (code, v, _) = verify();
+    assert_eq!(code, Some(1));
+    assert!(v["ok"] == false && v["checksums"].is_null(), "{v}");
+    assert!(v["error"].as_str().unwrap().contains("ostledb.meta: checksum mismatch"), "{v}");
     let _ = std::fs::remove_dir_all(&dir);
 }

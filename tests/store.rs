@@ -874,3 +874,113 @@ fn a_flipped_byte_in_a_block_or_body_is_a_checksum_mismatch_naming_the_section_a
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Until `done` is set, open the FIFO at `path` for writing now and then and close it at
+/// once: a reader blocked opening it (waiting for a writer) then reads an empty file, so
+/// a reader that does not refuse FIFOs fails its test instead of hanging it.
+fn unblock_fifo_readers(path: PathBuf, done: std::sync::Arc<std::sync::atomic::AtomicBool>) {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs(2));
+        while !done.load(std::sync::atomic::Ordering::SeqCst) {
+            let _ = std::fs::OpenOptions::new().write(true).custom_flags(libc::O_NONBLOCK).open(&path);
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    });
+}
+
+/// Puts a special file at a path.
+type MakeSpecial = dyn Fn(&Path);
+
+/// Anything but a regular file in place of a database file, once symlinks are followed,
+/// is refused before it is read, with an I/O error saying what is there (exit code 2):
+/// a FIFO used to block every command until a writer came, and `ostledb.meta` linked to
+/// `/dev/zero` grew memory by about 1 GB/s until killed (`/dev/null` stands for it
+/// here). A metadata file longer than the format allows is damage, and only that much
+/// of it is read.
+#[test]
+fn anything_but_a_regular_file_is_refused_unread_and_without_blocking() {
+    let (dir, cases) = format_cases("format-special");
+    for case in &cases {
+        let (kind, file) = (case.kind, &case.file);
+        let good = std::fs::read(file).unwrap();
+        std::fs::remove_file(file).unwrap();
+        let specials: [(&str, &MakeSpecial); 3] = [
+            ("a FIFO (named pipe), not a regular file", &|p| {
+                let made = std::process::Command::new("mkfifo").arg(p).status().unwrap();
+                assert!(made.success());
+            }),
+            ("a character device, not a regular file", &|p| std::os::unix::fs::symlink("/dev/null", p).unwrap()),
+            ("a directory, not a regular file", &|p| std::fs::create_dir(p).unwrap()),
+        ];
+        for (what, make) in specials {
+            make(file);
+            let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            unblock_fifo_readers(file.clone(), done.clone());
+            let e = (case.read)().expect_err("a special file was read as a database file");
+            done.store(true, std::sync::atomic::Ordering::SeqCst);
+            let refused =
+                matches!(&e, Error::Io { path, source } if path == file && source.to_string().starts_with(what));
+            assert!(refused, "{kind}: {what}: {e:?}");
+            assert_eq!(e.exit_code(), ostledb::error::EXIT_FAILED, "{kind}");
+            if std::fs::remove_dir(file).is_err() {
+                std::fs::remove_file(file).unwrap();
+            }
+        }
+        std::fs::write(file, &good).unwrap();
+        (case.read)().expect("the file as written reads");
+    }
+    // A metadata file of 2 MiB: refused as longer than a metadata file can be.
+    let case = &cases[0];
+    let good = std::fs::read(&case.file).unwrap();
+    let mut long = good.clone();
+    long.resize(2 << 20, 0);
+    let e = read_with(case, &long);
+    assert!(matches!(&e, Error::Corrupt { reason, .. } if reason.contains("the most a metadata file can be")), "{e:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Every damage message names the fix for its kind of file, with the database directory
+/// (not the generation directory the file is in): `index` for a key index, `pack` for
+/// the metadata and for a value file whose solver's phase file was kept, `bfs --store`
+/// for a BFS file; only the solver's own files, and a value file with no phase file
+/// left, say `solve`. (Every message about a truncated or otherwise damaged file used to
+/// say to run `solve`, and a checksum mismatch named the generation directory as --db.)
+#[test]
+fn every_damage_message_names_the_fix_for_its_kind_of_file() {
+    use ostledb::error::FileKind;
+    let (dir, cases) = format_cases("format-advice");
+    let db = dir.display().to_string();
+    let fix = |kind: FileKind| match kind {
+        FileKind::Metadata | FileKind::Values => format!("rebuild it with `ostledb pack --db {db}`"),
+        FileKind::SortedKeys => format!("rebuild it with `ostledb index --db {db} --backend sorted`"),
+        FileKind::HashKeys => format!("rebuild it with `ostledb index --db {db} --backend hash`"),
+        FileKind::Bfs => format!("rebuild it with `ostledb bfs --db {db} --store`"),
+        FileKind::PhaseFile => format!("delete it and run `ostledb solve --db {db}` again"),
+        k => panic!("no case of {k}"),
+    };
+    for case in &cases {
+        let (kind, file) = (case.kind, &case.file);
+        assert_eq!(FileKind::of_path(file), Some(kind), "{}", file.display());
+        let good = std::fs::read(file).unwrap();
+        let mut flipped = good.clone();
+        flipped[case.body_byte] ^= 0x04;
+        for (what, bad) in [("truncated", &good[..good.len() - 1]), ("flipped", &flipped[..])] {
+            let e = read_with(case, bad);
+            assert_eq!(e.exit_code(), ostledb::error::EXIT_CORRUPT, "{kind} {what}: {e:?}");
+            let msg = e.to_string();
+            assert!(msg.contains(&fix(kind)), "{kind} {what}: {msg}");
+            if kind != FileKind::PhaseFile {
+                assert!(!msg.contains("ostledb solve"), "{kind} {what}: {msg}");
+            }
+        }
+    }
+    // Without the solver's phase file, a damaged value file can only be solved again.
+    let values = cases.iter().find(|c| c.kind == FileKind::Values).unwrap();
+    std::fs::remove_file(ostledb::store::phasefile::phase_file(&dir, ostledb::game::Phase::new(3, 3))).unwrap();
+    let mut flipped = std::fs::read(&values.file).unwrap();
+    flipped[values.body_byte] ^= 0x04;
+    let msg = read_with(values, &flipped).to_string();
+    assert!(msg.contains(&format!("delete it and run `ostledb solve --db {db}` again")), "{msg}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -175,11 +175,25 @@ pub struct FileCheck {
     pub bytes: u64,
 }
 
-/// What the checksum pass over a database found (it stops at the first damage, an error).
-#[derive(Clone, Debug, serde::Serialize)]
+/// A file whose checksums (or header) show damage.
+#[derive(Debug, serde::Serialize)]
+pub struct Failure {
+    /// The file (or key index).
+    pub file: String,
+    /// What is wrong and how to fix it: the message of `cause`.
+    pub error: String,
+    /// The error (a damage error: exit code 1).
+    #[serde(skip)]
+    pub cause: Error,
+}
+
+/// What the checksum pass over a database found.
+#[derive(Debug, serde::Serialize)]
 pub struct ChecksumReport {
-    /// Every file checked.
+    /// Every file checked and found intact.
     pub files: Vec<FileCheck>,
+    /// Every file found damaged (the pass goes on past one), in the order checked.
+    pub failures: Vec<Failure>,
     /// Their bytes in all.
     pub bytes: u64,
     /// Entries of the database directory that are not part of the database (left by a
@@ -193,7 +207,8 @@ pub struct ChecksumReport {
 /// Recompute every checksum of the database: the metadata (read at open), the header,
 /// block index and every block of each value file, every key index file of a compiled
 /// backend (one of a backend this build lacks is skipped, with a note) and any stored
-/// BFS. The first damage is the error.
+/// BFS. A damaged file is a [`Failure`] in the report and the pass goes on; any other
+/// error (I/O) is the error.
 pub fn check_checksums(db: &Database, reporter: &dyn Reporter) -> Result<ChecksumReport, Error> {
     let t = Instant::now();
     let dir = db.path();
@@ -201,9 +216,22 @@ pub fn check_checksums(db: &Database, reporter: &dyn Reporter) -> Result<Checksu
         file: meta::FILE.into(),
         bytes: std::fs::metadata(dir.join(meta::FILE)).map(|m| m.len()).unwrap_or(0),
     }];
+    let mut failures = Vec::new();
+    // Record a check's outcome: the bytes checked, or the damage found.
+    let mut record = |file: String, checked: Result<u64, Error>| -> Result<(), Error> {
+        match checked {
+            Ok(bytes) if bytes > 0 => files.push(FileCheck { file, bytes }),
+            Ok(_) => {}
+            Err(e) if e.exit_code() == crate::error::EXIT_CORRUPT => {
+                failures.push(Failure { file, error: e.to_string(), cause: e })
+            }
+            Err(e) => return Err(e),
+        }
+        Ok(())
+    };
     for p in db.index().phases() {
         let v = db.values(p.phase()).expect("every phase is open");
-        files.push(FileCheck { file: v.path().display().to_string(), bytes: v.check()? });
+        record(v.path().display().to_string(), v.check())?;
         for name in &db.meta().backends {
             let b = Backend::parse(name)?;
             if !b.compiled() {
@@ -214,20 +242,20 @@ pub fn check_checksums(db: &Database, reporter: &dyn Reporter) -> Result<Checksu
                 ));
                 continue;
             }
-            let n = keys::check(b, db.data_path(), p)?;
-            if n > 0 {
-                files.push(FileCheck { file: format!("{} key index ({})", name, p.phase()), bytes: n });
-            }
+            record(format!("{} key index ({})", name, p.phase()), keys::check(b, db.data_path(), p))?;
         }
     }
     for c in [Convention::Published, Convention::Strict] {
-        if let Some(b) = BfsFile::open(dir, db.geometry(), c)? {
-            files.push(FileCheck { file: b.path().display().to_string(), bytes: b.check()? });
+        let path = dir.join(crate::store::bfs::file_name(c)).display().to_string();
+        match BfsFile::open(dir, db.geometry(), c) {
+            Ok(Some(b)) => record(path, b.check())?,
+            Ok(None) => {}
+            Err(e) => record(path, Err(e))?,
         }
     }
     let bytes = files.iter().map(|f| f.bytes).sum();
     let unlisted = unlisted(dir, db.meta()).iter().map(|p| p.display().to_string()).collect();
-    Ok(ChecksumReport { files, bytes, unlisted, seconds: t.elapsed().as_secs_f64() })
+    Ok(ChecksumReport { files, failures, bytes, unlisted, seconds: t.elapsed().as_secs_f64() })
 }
 
 /// Re-derive every stored value of the database from its children, one phase group at a

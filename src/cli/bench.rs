@@ -11,7 +11,7 @@ use clap::Args;
 
 use crate::bench::backends::{BackendBenchOptions, BenchReport, measure};
 use crate::cli::progress::CliReporter;
-use crate::cli::{CommonArgs, emit, emit_json, thousands};
+use crate::cli::{CommonArgs, at_least_one, emit, emit_json, thousands};
 use crate::error::Error;
 
 /// Arguments of `ostledb bench`.
@@ -61,13 +61,13 @@ pub struct BenchArgs {
     #[arg(long = "backend", value_name = "NAME|all")]
     pub backends: Vec<String>,
     /// Lookups per access pattern.
-    #[arg(long, default_value_t = BackendBenchOptions::default().lookups)]
+    #[arg(long, default_value_t = BackendBenchOptions::default().lookups, value_parser = at_least_one())]
     pub lookups: usize,
     /// Codes per index_of_batch call.
-    #[arg(long, default_value_t = BackendBenchOptions::default().batch)]
+    #[arg(long, default_value_t = BackendBenchOptions::default().batch, value_parser = at_least_one())]
     pub batch: usize,
     /// Timed rounds over all backends; each figure is the fastest round.
-    #[arg(long, default_value_t = BackendBenchOptions::default().rounds)]
+    #[arg(long, default_value_t = BackendBenchOptions::default().rounds, value_parser = at_least_one())]
     pub rounds: usize,
     /// Do not build the indexes; open the database's own index files.
     #[arg(long)]
@@ -77,10 +77,10 @@ pub struct BenchArgs {
     #[arg(long, value_name = "DIR")]
     pub scratch: Option<PathBuf>,
     /// Keys in the sled tree at most (a larger phase gets a subset, see below).
-    #[arg(long, default_value_t = BackendBenchOptions::default().sled_keys)]
+    #[arg(long, default_value_t = BackendBenchOptions::default().sled_keys, value_parser = clap::value_parser!(u64).range(1..))]
     pub sled_keys: u64,
     /// Lookups per pattern for sled on a subset: the first this many of each key set.
-    #[arg(long, default_value_t = BackendBenchOptions::default().sled_lookups)]
+    #[arg(long, default_value_t = BackendBenchOptions::default().sled_lookups, value_parser = at_least_one())]
     pub sled_lookups: usize,
     /// Seed of the key sets.
     #[arg(long, default_value_t = BackendBenchOptions::default().seed)]

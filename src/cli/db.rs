@@ -16,9 +16,11 @@ pub struct BackendArgs {
     #[arg(long, value_name = "NAME")]
     pub backend: Option<Backend>,
     /// Megabytes of decoded value blocks kept in memory (about 0.2 MB per block of
-    /// 65,536 positions; all of phase (4,4) takes about 500).
-    #[arg(long, default_value_t = 512, value_name = "MB")]
-    pub cache_mb: usize,
+    /// 65,536 positions; all of phase (4,4) takes about 500). Default: 512, or half the
+    /// memory left to the process where that is less (`ulimit -v`, available memory). 0
+    /// keeps no block: every probe decodes the blocks it reads.
+    #[arg(long, value_name = "MB")]
+    pub cache_mb: Option<usize>,
 }
 
 /// Take the writer lock of the database the common arguments name, for `command`, and
@@ -34,5 +36,24 @@ pub fn lock_for_writing(common: &CommonArgs, command: &str) -> Result<WriteLock,
 
 /// Open the database the common arguments name.
 pub fn open(common: &CommonArgs, backend: &BackendArgs) -> Result<Database, Error> {
-    Database::open_opts(&common.db, &OpenOptions { backend: backend.backend, cache_bytes: backend.cache_mb << 20 })
+    let cache_bytes = match backend.cache_mb {
+        Some(mb) => cache_within_limit(mb)?,
+        None => crate::store::cache::default_budget(),
+    };
+    Database::open_opts(&common.db, &OpenOptions { backend: backend.backend, cache_bytes })
+}
+
+/// `--cache-mb` in bytes, refused when the process's address-space limit (`ulimit -v`)
+/// leaves less than that: a cache filling up to it would end in a failed allocation.
+fn cache_within_limit(mb: usize) -> Result<usize, Error> {
+    let bytes =
+        mb.checked_mul(1 << 20).ok_or_else(|| Error::InvalidArgument(format!("--cache-mb {mb} is too large")))?;
+    match crate::sys::address_space_left() {
+        Some(left) if bytes as u64 > left / 2 => Err(Error::InvalidArgument(format!(
+            "--cache-mb {mb}: the memory limit of this process (ulimit -v) leaves {} MB; give at most {}, or leave --cache-mb out",
+            left >> 20,
+            left >> 21
+        ))),
+        _ => Ok(bytes),
+    }
 }

@@ -171,6 +171,10 @@ pub fn run(cli: Cli, signals: &Signals) -> Result<(), Error> {
 }
 
 fn dispatch(cli: Cli, signals: &Signals) -> Result<(), Error> {
+    // `solve --threads N` starts its own number of them.
+    if !matches!(cli.command, Command::Solve(_)) {
+        start_threads(None)?;
+    }
     match cli.command {
         Command::Positions(a) => positions::run(a),
         Command::Inspect(a) => inspect::run(a),
@@ -186,6 +190,38 @@ fn dispatch(cli: Cli, signals: &Signals) -> Result<(), Error> {
         Command::Export(a) => export::run(a),
         Command::Import(a) => import::run(a),
     }
+}
+
+/// The value parser of a count that must be at least 1 (`--threads`, `--rounds`...):
+/// clap then refuses 0 with exit code 2 instead of the command reading it as "default"
+/// or "1" without saying so.
+pub fn at_least_one() -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::<usize>::new().range(1..)
+}
+
+/// Start the process's worker threads (rayon's global pool): `threads` of them, or one per
+/// core, each made to allocate once. Every command does this before it opens a
+/// database, so that what the threads take (stacks, the allocator's per-thread arenas)
+/// is taken when the block cache sizes itself to the memory left; and a thread that
+/// cannot be started (`ulimit -v`, `ulimit -u`) is an error with exit code 2, not a
+/// panic at the first parallel step. Once per process: later calls change nothing.
+pub fn start_threads(threads: Option<usize>) -> Result<(), Error> {
+    static STARTED: std::sync::Mutex<bool> = std::sync::Mutex::new(false);
+    let mut started = STARTED.lock().unwrap_or_else(|e| e.into_inner());
+    if *started {
+        return Ok(());
+    }
+    let mut pool = rayon::ThreadPoolBuilder::new();
+    if let Some(t) = threads {
+        pool = pool.num_threads(t);
+    }
+    pool.build_global().map_err(|e| {
+        let n = threads.map_or("the worker".to_string(), |t| t.to_string());
+        Error::InvalidArgument(format!("cannot start {n} threads: {e}"))
+    })?;
+    rayon::broadcast(|_| std::hint::black_box(Box::new(0u8)));
+    *started = true;
+    Ok(())
 }
 
 /// Write to stdout; a closed pipe (`ostledb ... | head`) is not an error.

@@ -35,8 +35,11 @@ digits); up is towards the first row written. Directions may be shortened to u, 
 
 With `-` as the board, one board per line is read from stdin (`BOARD` or `BOARD,PREV`;
 blank lines and lines starting with # are skipped) and one JSON object is written per
-line, in order. A bad line gives {\"input\": ..., \"error\": ...} and the run goes on; the
-exit code is then 2. A damaged database stops the run with exit code 1.
+line, in order, flushed before ostledb waits for more input: a program may write one
+board and read its answer. A bad line (not a board, not UTF-8, over 4,096 bytes) gives
+{\"input\": ..., \"error\": ...} and the run goes on; the exit code is then 2. An input
+over 100 bytes is shown cut, with its length. A damaged database stops the run with exit
+code 1.
 
 JSON fields: board, canonical, code, base64, node_index, checkmate, verdict
 (immediate-win | win | loss | draw), plies (null for a draw), text, outcome, and moves[]
@@ -58,7 +61,7 @@ pub struct QueryArgs {
     #[arg(long)]
     pub line: bool,
     /// The longest line printed (a draw never ends).
-    #[arg(long, default_value_t = 40, value_name = "N")]
+    #[arg(long, default_value_t = 40, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_plies: u32,
     /// Print one JSON object.
     #[arg(long)]
@@ -77,12 +80,21 @@ struct Report {
     line: Option<Vec<Step>>,
 }
 
-fn answer(db: &Database, args: &QueryArgs, board: &str, prev: Option<&str>) -> Result<Report, Error> {
+fn answer(
+    db: &Database,
+    board: &str,
+    prev: Option<&str>,
+    play: &[String],
+    line_plies: Option<u32>,
+) -> Result<Report, Error> {
     let g = db.geometry();
     let (pos, prev) = parse_with_prev(g, board, prev)?;
-    let (pos, prev) = play_moves(g, &pos, prev.as_ref(), &args.play)?;
+    let (pos, prev) = play_moves(g, &pos, prev.as_ref(), play)?;
     let analysis = db.analyse(&pos, prev.as_ref())?;
-    let line = if args.line { Some(db.line(&pos, prev.as_ref(), args.max_plies)?) } else { None };
+    let line = match line_plies {
+        Some(n) => Some(db.line(&pos, prev.as_ref(), n)?),
+        None => None,
+    };
     Ok(Report { analysis, line })
 }
 
@@ -92,7 +104,7 @@ pub fn run(args: QueryArgs) -> Result<(), Error> {
     if args.board == "-" {
         return run_stdin(&db, &args);
     }
-    let r = answer(&db, &args, &args.board, args.prev.as_deref())?;
+    let r = answer(&db, &args.board, args.prev.as_deref(), &args.play, args.line.then_some(args.max_plies))?;
     if args.json {
         return emit_json(&r);
     }
@@ -163,47 +175,138 @@ struct LineError<'a> {
     error: String,
 }
 
-/// Answer one board per stdin line, a batch at a time in parallel, in order.
+/// The longest stdin line `query -` keeps, in bytes (a board and its previous board take
+/// about 60): the rest of a longer line is read and counted, not kept, and the line is
+/// answered as a bad line.
+pub const MAX_LINE: usize = 4096;
+
+/// Answer one line of `query -` input (`BOARD` or `BOARD,PREV`, any bytes): `None` for a
+/// blank line or a comment (`#`), otherwise the JSON object written for it and whether
+/// it is a bad line (one with an `"error"` field: not UTF-8, not a board, a move of
+/// `play` that cannot be played...). `play` are the moves of `--play`, `line_plies` the
+/// `--max-plies` of `--line` (`None`: no line). The input is repeated cut to
+/// [`SHOWN_INPUT`](crate::error::SHOWN_INPUT) bytes. `Err` only for what stops the run:
+/// a damaged database ([`Error::exit_code`] 1) or JSON that cannot be written.
+pub fn answer_line(
+    db: &Database,
+    line: &[u8],
+    play: &[String],
+    line_plies: Option<u32>,
+) -> Result<Option<(String, bool)>, Error> {
+    answer_kept(db, line, line.len(), play, line_plies)
+}
+
+/// [`answer_line`] for a line of `len` bytes of which `kept` are the first (all of them
+/// unless the line is longer than [`MAX_LINE`]).
+fn answer_kept(
+    db: &Database,
+    kept: &[u8],
+    len: usize,
+    play: &[String],
+    line_plies: Option<u32>,
+) -> Result<Option<(String, bool)>, Error> {
+    let text = kept.trim_ascii();
+    if text.starts_with(b"#") || (text.is_empty() && len == kept.len()) {
+        return Ok(None);
+    }
+    let lossy = String::from_utf8_lossy(text);
+    let trimmed = len - (kept.len() - text.len());
+    let input = crate::error::shown_input(&lossy, trimmed);
+    let result = if len > kept.len() {
+        Err(Error::InvalidArgument(format!(
+            "a line of {len} bytes, longer than any board and its previous board (a line over {MAX_LINE} bytes is not read)"
+        )))
+    } else {
+        match std::str::from_utf8(text) {
+            Err(e) => Err(Error::InvalidArgument(format!(
+                "not UTF-8 text (byte {} is not valid); a board is 25 digits",
+                e.valid_up_to() + 1
+            ))),
+            Ok(line) => {
+                let (board, prev) = match line.split_once(',') {
+                    Some((b, p)) => (b.trim(), Some(p.trim())),
+                    None => (line, None),
+                };
+                answer(db, board, prev, play, line_plies)
+            }
+        }
+    };
+    let (json, bad) = match result {
+        Ok(report) => (serde_json::to_string(&LineOut { input: &input, report }), false),
+        Err(e) if e.exit_code() == crate::error::EXIT_CORRUPT => return Err(e),
+        Err(e) => (serde_json::to_string(&LineError { input: &input, error: e.to_string() }), true),
+    };
+    Ok(Some((json.map_err(|e| Error::InvalidArgument(e.to_string()))?, bad)))
+}
+
+/// Read one line from `r` (to a newline, which is consumed and not kept, or to the end of
+/// the input), keeping its first `cap` bytes in `line`: the line's length in bytes, or
+/// `None` at the end of the input.
+fn read_line_capped(r: &mut impl BufRead, line: &mut Vec<u8>, cap: usize) -> std::io::Result<Option<usize>> {
+    let mut len = None;
+    loop {
+        let buf = match r.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if buf.is_empty() {
+            return Ok(len);
+        }
+        let (part, used, end) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (&buf[..i], i + 1, true),
+            None => (buf, buf.len(), false),
+        };
+        let keep = part.len().min(cap.saturating_sub(line.len()));
+        line.extend_from_slice(&part[..keep]);
+        let n = len.unwrap_or(0) + part.len();
+        len = Some(n);
+        r.consume(used);
+        if end {
+            return Ok(len);
+        }
+    }
+}
+
+/// Answer one board per stdin line, a batch at a time in parallel, in order. A batch
+/// takes the lines already read (up to 4,096); stdout is flushed
+/// before every read that may wait for input, so a program that writes one board and
+/// waits gets its answer.
 fn run_stdin(db: &Database, args: &QueryArgs) -> Result<(), Error> {
     const BATCH: usize = 4096;
     let stdin = std::io::stdin();
-    let mut lines = stdin.lock().lines();
-    let mut failed = false;
+    let mut input = std::io::BufReader::with_capacity(1 << 16, stdin.lock());
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
-    loop {
-        let mut batch = Vec::with_capacity(BATCH);
-        for l in lines.by_ref() {
-            let l = l.map_err(|e| Error::Io { path: "<stdin>".into(), source: e })?;
-            let t = l.trim();
-            if t.is_empty() || t.starts_with('#') {
-                continue;
+    let line_plies = args.line.then_some(args.max_plies);
+    let mut failed = false;
+    let mut done = false;
+    while !done {
+        let mut batch: Vec<(Vec<u8>, usize)> = Vec::new();
+        while batch.len() < BATCH {
+            // Without a whole line in the buffer the next read may wait: answer what the
+            // batch holds first, or, with nothing to answer, flush what is written.
+            if !input.buffer().contains(&b'\n') {
+                if !batch.is_empty() {
+                    break;
+                }
+                stdout_result(out.flush())?;
             }
-            batch.push(t.to_string());
-            if batch.len() == BATCH {
-                break;
+            let mut line = Vec::new();
+            match read_line_capped(&mut input, &mut line, MAX_LINE)
+                .map_err(|e| Error::Io { path: "<stdin>".into(), source: e })?
+            {
+                Some(len) => batch.push((line, len)),
+                None => {
+                    done = true;
+                    break;
+                }
             }
         }
-        if batch.is_empty() {
-            break;
-        }
-        let answers: Vec<Result<(String, bool), Error>> = batch
-            .par_iter()
-            .map(|input| {
-                let (board, prev) = match input.split_once(',') {
-                    Some((b, p)) => (b.trim(), Some(p.trim())),
-                    None => (input.as_str(), None),
-                };
-                let (json, bad) = match answer(db, args, board, prev) {
-                    Ok(report) => (serde_json::to_string(&LineOut { input, report }), false),
-                    Err(e) if e.exit_code() == crate::error::EXIT_CORRUPT => return Err(e),
-                    Err(e) => (serde_json::to_string(&LineError { input, error: e.to_string() }), true),
-                };
-                Ok((json.map_err(|e| Error::InvalidArgument(e.to_string()))?, bad))
-            })
-            .collect();
+        let answers: Vec<Result<Option<(String, bool)>, Error>> =
+            batch.par_iter().map(|(line, len)| answer_kept(db, line, *len, &args.play, line_plies)).collect();
         for a in answers {
-            let (s, bad) = a?;
+            let Some((s, bad)) = a? else { continue };
             failed |= bad;
             stdout_result(out.write_all(s.as_bytes()).and_then(|_| out.write_all(b"\n")))?;
         }

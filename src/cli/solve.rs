@@ -28,8 +28,8 @@ pub struct SolveArgs {
     /// Phases already in the database are loaded, not solved again.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(8..=10))]
     pub max_pieces: u32,
-    /// Worker threads (default: all cores).
-    #[arg(long)]
+    /// Worker threads, at least 1 (default: all cores).
+    #[arg(long, value_name = "N", value_parser = crate::cli::at_least_one())]
     pub threads: Option<usize>,
     /// Inside a phase group, save the working state to the database directory at the
     /// first level boundary after this many minutes since the last save, so a killed
@@ -59,12 +59,7 @@ pub fn on_interrupt(args: &SolveArgs) -> OnInterrupt {
 /// Run `ostledb solve`; it stops at the next level boundary, with a checkpoint saved,
 /// once `signals.stop` is set.
 pub fn run(args: SolveArgs, signals: &Signals) -> Result<(), Error> {
-    if let Some(t) = args.threads {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(t)
-            .build_global()
-            .map_err(|e| Error::InvalidArgument(format!("cannot start {t} threads: {e}")))?;
-    }
+    crate::cli::start_threads(args.threads)?;
     let t = Instant::now();
     let g = Geometry::standard();
     // Held across solving and packing (the library calls share it).

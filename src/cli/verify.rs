@@ -2,11 +2,12 @@
 //! every stored value from its children.
 
 use clap::Args;
+use serde_json::json;
 
 use crate::analysis::verify::{check_checksums, verify_database};
 use crate::cli::progress::CliReporter;
 use crate::cli::{CommonArgs, emit, emit_json, thousands};
-use crate::error::Error;
+use crate::error::{EXIT_CORRUPT, Error};
 use crate::store::Database;
 
 /// Arguments of `ostledb verify`.
@@ -25,33 +26,64 @@ pub struct VerifyArgs {
     common: CommonArgs,
 }
 
-/// Run `ostledb verify`.
+/// Run `ostledb verify`. Damage is exit code 1; with `--json` the JSON report is printed
+/// first all the same: `ok` false, the damaged files in `checksums.failures`, and the
+/// message of the error that ends the run in `error` (a damaged file met when opening the
+/// database or by `--deep`, where `checksums` is null or its phases are missing).
 pub fn run(args: VerifyArgs) -> Result<(), Error> {
     let rep = CliReporter::new(args.common.quiet);
-    let db = Database::open(&args.common.db)?;
-    let sums = check_checksums(&db, &rep)?;
-    let rate = sums.bytes as f64 / sums.seconds.max(1e-9) / 1e9;
-    let mut out = format!(
-        "checksums: {} files, {} bytes, all good ({:.2} s, {:.2} GB/s)\n",
-        sums.files.len(),
-        thousands(sums.bytes),
-        sums.seconds,
-        rate
-    );
-    for u in &sums.unlisted {
-        out.push_str(&format!("not part of the database (the next write removes it): {u}\n"));
-    }
-    let reports = if args.deep { verify_database(&db, &rep)? } else { Vec::new() };
+    let db = match Database::open(&args.common.db) {
+        Ok(db) => db,
+        Err(e) if args.json && e.exit_code() == EXIT_CORRUPT => {
+            emit_json(
+                &json!({"ok": false, "checksums": null, "deep": args.deep, "phases": [], "error": e.to_string()}),
+            )?;
+            return Err(e);
+        }
+        Err(e) => return Err(e),
+    };
+    let mut sums = check_checksums(&db, &rep)?;
+    // A deep pass over damaged files would only find the damage again.
+    let (reports, deep_error) = match args.deep && sums.failures.is_empty() {
+        true => match verify_database(&db, &rep) {
+            Ok(r) => (r, None),
+            Err(e) if e.exit_code() == EXIT_CORRUPT => (Vec::new(), Some(e)),
+            Err(e) => return Err(e),
+        },
+        false => (Vec::new(), None),
+    };
     let bad: u64 = reports.iter().map(|r| r.1.mismatches).sum();
+    let error = match sums.failures.first() {
+        Some(f) => Some(f.error.clone()),
+        None => deep_error.as_ref().map(|e| e.to_string()),
+    };
     if args.json {
-        let v: Vec<_> = reports.iter().map(|(p, r)| serde_json::json!({"phase": p.to_string(), "report": r})).collect();
-        emit_json(&serde_json::json!({
-            "ok": bad == 0,
+        let v: Vec<_> = reports.iter().map(|(p, r)| json!({"phase": p.to_string(), "report": r})).collect();
+        emit_json(&json!({
+            "ok": bad == 0 && error.is_none(),
             "checksums": sums,
             "deep": args.deep,
             "phases": v,
+            "error": error,
         }))?;
     } else {
+        let rate = sums.bytes as f64 / sums.seconds.max(1e-9) / 1e9;
+        let mut out = match sums.failures.len() {
+            0 => format!(
+                "checksums: {} files, {} bytes, all good ({:.2} s, {:.2} GB/s)\n",
+                sums.files.len(),
+                thousands(sums.bytes),
+                sums.seconds,
+                rate
+            ),
+            n => format!("checksums: {} files good, {n} damaged ({:.2} s)\n", sums.files.len(), sums.seconds),
+        };
+        for f in &sums.failures {
+            out.push_str(&format!("damaged: {}\n", f.error));
+        }
+        for u in &sums.unlisted {
+            out.push_str(&format!("not part of the database (the next write removes it): {u}\n"));
+        }
         for (p, r) in &reports {
             out.push_str(&format!("{p}: {} positions checked, {} mismatches\n", thousands(r.positions), r.mismatches));
             for e in &r.examples {
@@ -59,6 +91,12 @@ pub fn run(args: VerifyArgs) -> Result<(), Error> {
             }
         }
         emit(&out)?;
+    }
+    if !sums.failures.is_empty() {
+        return Err(sums.failures.swap_remove(0).cause);
+    }
+    if let Some(e) = deep_error {
+        return Err(e);
     }
     if bad > 0 {
         return Err(Error::VerifyFailed(bad));

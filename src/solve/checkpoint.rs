@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::{Error, FileKind, checksum_mismatch, io};
 use crate::game::{Geometry, Phase};
-use crate::store::file::{WordHash, fault_point, header_version, rename_durably};
+use crate::store::file::{WordHash, fault_point, header_version, open_existing, open_regular, rename_durably};
 
 /// The first 8 bytes of a group checkpoint file.
 pub const MAGIC: [u8; 8] = *b"OSTLEGRP";
@@ -238,11 +238,7 @@ pub(crate) fn load(
     n: u64,
 ) -> Result<Option<Resumed>, Error> {
     let path = group_file(dir, phases);
-    let f = match File::open(&path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::Io { path, source: e }),
-    };
+    let Some(f) = open_existing(&path)? else { return Ok(None) };
     let corrupt = |reason: String| Error::Corrupt { path: path.clone(), reason };
     let short = |_| corrupt("truncated: shorter than its header and lengths say".into());
     let mut r = BufReader::with_capacity(1 << 20, f);
@@ -320,7 +316,7 @@ pub(crate) fn load(
 /// a version field this build does not read is told from a damaged one. Reads the
 /// whole file, only on that error path.
 fn whole_file_holds(path: &Path, h: &[u8]) -> bool {
-    let Ok(f) = File::open(path) else { return false };
+    let Ok(f) = open_regular(path) else { return false };
     let mut r = BufReader::with_capacity(1 << 20, f);
     if r.seek(SeekFrom::Start(HEADER_LEN as u64)).is_err() {
         return false;

@@ -17,7 +17,9 @@ use std::sync::{Arc, Mutex};
 use crate::error::{Error, FileKind, checksum_mismatch, corrupt, io};
 use crate::game::node::Convention;
 use crate::game::{Geometry, Phase};
-use crate::store::file::{check_header, checksum, fault_point, le_u32, le_u64, prefix, rename_durably, temp_name};
+use crate::store::file::{
+    check_header, checksum, fault_point, le_u32, le_u64, open_existing, prefix, rename_durably, temp_name,
+};
 
 /// The first 8 bytes of a BFS file.
 pub const MAGIC: [u8; 8] = *b"OSTLEBFS";
@@ -250,11 +252,7 @@ impl BfsFile {
     /// Open the BFS file of `convention` in `dir`: `Ok(None)` when there is none.
     pub fn open(dir: &Path, geom: &Geometry, convention: Convention) -> Result<Option<BfsFile>, Error> {
         let path = dir.join(file_name(convention));
-        let mut file = match File::open(&path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(Error::Io { path, source: e }),
-        };
+        let Some(mut file) = open_existing(&path)? else { return Ok(None) };
         let len = file.metadata().map_err(io(&path))?.len();
         if len < HEADER_LEN as u64 {
             return Err(corrupt(&path, format!("{len} bytes, shorter than its {HEADER_LEN}-byte header")));

@@ -12,8 +12,20 @@ use std::sync::{Arc, Mutex};
 
 use crate::record::{Packed, Val};
 
-/// The cache budget a database uses unless told otherwise.
+/// The most a database's cache holds unless told otherwise ([`default_budget`]).
 pub const DEFAULT_CACHE_BYTES: usize = 512 << 20;
+
+/// The cache budget a database uses unless told otherwise: [`DEFAULT_CACHE_BYTES`], or
+/// half the memory this process can still count on
+/// ([`memory_headroom`](crate::sys::memory_headroom)) where that is less, so that a
+/// process under a small memory limit (`ulimit -v 200000`) does not fill its cache
+/// until an allocation fails.
+pub fn default_budget() -> usize {
+    match crate::sys::memory_headroom() {
+        Some(left) => DEFAULT_CACHE_BYTES.min((left / 2).min(usize::MAX as u64) as usize),
+        None => DEFAULT_CACHE_BYTES,
+    }
+}
 
 /// One decoded block.
 #[derive(Debug, Default)]

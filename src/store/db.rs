@@ -20,7 +20,7 @@ use crate::game::{Geometry, Phase, Position};
 use crate::index::GameIndex;
 use crate::probe::{MoveValue, RecordSource, move_values, node_value, resolve_record};
 use crate::record::{Outcome, Packed, Record};
-use crate::store::cache::{BlockCache, DEFAULT_CACHE_BYTES};
+use crate::store::cache::{BlockCache, default_budget};
 use crate::store::directory::{ReadLock, data_dir};
 use crate::store::keys::{self, Backend, KeyIndex};
 use crate::store::meta::{self, Meta};
@@ -70,7 +70,7 @@ pub struct OpenOptions {
 
 impl Default for OpenOptions {
     fn default() -> OpenOptions {
-        OpenOptions { backend: None, cache_bytes: DEFAULT_CACHE_BYTES }
+        OpenOptions { backend: None, cache_bytes: default_budget() }
     }
 }
 

@@ -24,7 +24,7 @@ use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 
-use crate::error::{Error, io};
+use crate::error::{Error, generation_name, generation_of, io};
 use crate::game::Phase;
 use crate::game::node::Convention;
 use crate::store::file::{fault_point, sync_dir};
@@ -36,22 +36,6 @@ use crate::store::values;
 pub const LOCK_FILE: &str = "ostledb.lock";
 /// The file readers hold a shared lock on.
 pub const READERS_FILE: &str = "ostledb.readers";
-/// The prefix of a generation's subdirectory.
-const GENERATION_PREFIX: &str = "gen-";
-
-/// The subdirectory name of generation `n` (`n` > 0).
-pub fn generation_name(n: u64) -> String {
-    format!("{GENERATION_PREFIX}{n}")
-}
-
-/// The generation a directory entry's name is, if it is one.
-fn generation_of(name: &str) -> Option<u64> {
-    let n = name.strip_prefix(GENERATION_PREFIX)?;
-    if n.is_empty() || n.starts_with('0') || !n.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    n.parse().ok()
-}
 
 /// Where the value and key files of the database at `dir` described by `meta` are.
 pub fn data_dir(dir: &Path, meta: &Meta) -> PathBuf {

@@ -2,7 +2,7 @@
 //! access, and atomic writes (temporary name, fsync, rename, fsync of the directory).
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, FileKind, checksum_mismatch, corrupt, io};
@@ -222,6 +222,79 @@ pub fn fault_point(step: &str) -> std::io::Result<()> {
 pub fn sync_dir(dir: &Path) -> Result<(), Error> {
     let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
     File::open(dir).and_then(|d| d.sync_all()).map_err(io(dir))
+}
+
+/// Open the file at `path` for reading: a regular file once symlinks are followed, and
+/// nothing else. A FIFO in its place would block every reader until some writer came,
+/// a device such as `/dev/zero` never ends, so either is refused before it is read, and
+/// without blocking: it is looked at before it is opened, and opened non-blocking in
+/// case it changed in between (a regular file reads the same either way). The refusal
+/// is an I/O error of kind `InvalidInput` that says what is there; a missing file is
+/// `NotFound`, as from [`File::open`]. Every reader of a database file opens it here.
+pub fn open_regular(path: &Path) -> std::io::Result<File> {
+    is_regular(&std::fs::metadata(path)?)?;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    let file = options.open(path)?;
+    is_regular(&file.metadata()?)?;
+    Ok(file)
+}
+
+/// [`open_regular`], with `Ok(None)` for a file that does not exist and errors naming
+/// `path`.
+pub fn open_existing(path: &Path) -> Result<Option<File>, Error> {
+    match open_regular(path) {
+        Ok(f) => Ok(Some(f)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io(path)(e)),
+    }
+}
+
+/// `Ok` for the metadata of a regular file, else an `InvalidInput` error saying what it is.
+fn is_regular(m: &std::fs::Metadata) -> std::io::Result<()> {
+    if m.is_file() {
+        return Ok(());
+    }
+    let t = m.file_type();
+    let what = if t.is_dir() { "a directory" } else { special_file_name(t) };
+    Err(std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        format!("{what}, not a regular file; ostledb reads only regular files (a symbolic link to one is fine)"),
+    ))
+}
+
+/// What kind of special file `t` is, in a sentence: "a FIFO (named pipe)".
+fn special_file_name(t: std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "a FIFO (named pipe)";
+        }
+        if t.is_char_device() {
+            return "a character device";
+        }
+        if t.is_block_device() {
+            return "a block device";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+    }
+    let _ = t;
+    "a special file"
+}
+
+/// The bytes of the regular file at `path` ([`open_regular`]), reading at most `cap + 1`
+/// of them: a result longer than `cap` means the file is longer than `cap` (and the
+/// rest was not read), which the caller refuses. No file is read without a bound.
+pub fn read_capped(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
+    let f = open_regular(path)?;
+    let mut bytes = Vec::new();
+    f.take(cap.saturating_add(1)).read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// Write all of `bytes`.

@@ -14,7 +14,7 @@
 use std::path::Path;
 
 use crate::error::{Error, FileKind, checksum_mismatch, corrupt, io};
-use crate::store::file::{checksum, header_version, le_u32, le_u64, write_atomic};
+use crate::store::file::{checksum, header_version, le_u32, le_u64, read_capped, write_atomic};
 
 /// The file name of the metadata inside the database directory.
 pub const FILE: &str = "ostledb.meta";
@@ -176,10 +176,16 @@ pub fn decode(path: &Path, bytes: &[u8]) -> Result<Meta, Error> {
     Ok(meta)
 }
 
-/// Read the metadata of the database at `dir`; `Ok(None)` when there is none.
+/// Read the metadata of the database at `dir`; `Ok(None)` when there is none. At most
+/// [`HEADER_LEN`] + [`MAX_BODY`] bytes are read: a longer file is damage, and anything
+/// but a regular file is refused unread ([`open_regular`](crate::store::file::open_regular)).
 pub fn read(dir: &Path) -> Result<Option<Meta>, Error> {
     let path = dir.join(FILE);
-    match std::fs::read(&path) {
+    let max = HEADER_LEN + MAX_BODY;
+    match read_capped(&path, max as u64) {
+        Ok(b) if b.len() > max => {
+            Err(corrupt(&path, format!("longer than {max} bytes, the most a metadata file can be")))
+        }
         Ok(b) => decode(&path, &b).map(Some),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(io(&path)(e)),

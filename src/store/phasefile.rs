@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, FileKind, checksum_mismatch, io};
 use crate::game::{Geometry, Phase};
 use crate::record::{Packed, PhaseValues, Val};
-use crate::store::file::{WordHash, fault_point, header_version, rename_durably};
+use crate::store::file::{WordHash, fault_point, header_version, open_existing, rename_durably};
 
 /// The first 8 bytes of a phase value file.
 pub const MAGIC: [u8; 8] = *b"OSTLEVAL";
@@ -130,11 +130,7 @@ fn read_records(
     mut block: impl FnMut(u64, &[u64]),
 ) -> Result<bool, Error> {
     let path = phase_file(dir, phase);
-    let f = match File::open(&path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-        Err(e) => return Err(Error::Io { path, source: e }),
-    };
+    let Some(f) = open_existing(&path)? else { return Ok(false) };
     let len = f.metadata().map_err(io(&path))?.len();
     let mut r = BufReader::with_capacity(1 << 20, f);
     let h = read_header(&path, &mut r, geom, phase, expect)?;
@@ -181,11 +177,7 @@ impl RecordReader {
     /// Open the file of `phase`; `Ok(None)` when it does not exist.
     pub fn open(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> Result<Option<RecordReader>, Error> {
         let path = phase_file(dir, phase);
-        let f = match File::open(&path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(Error::Io { path, source: e }),
-        };
+        let Some(f) = open_existing(&path)? else { return Ok(None) };
         let len = f.metadata().map_err(io(&path))?.len();
         let mut r = BufReader::with_capacity(1 << 22, f);
         let h = read_header(&path, &mut r, geom, phase, expect)?;
@@ -253,11 +245,7 @@ impl PhaseFile {
     /// Open the file of `phase`; `Ok(None)` when it does not exist.
     pub fn open(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> Result<Option<PhaseFile>, Error> {
         let path = phase_file(dir, phase);
-        let mut file = match File::open(&path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(Error::Io { path, source: e }),
-        };
+        let Some(mut file) = open_existing(&path)? else { return Ok(None) };
         let h = read_header(&path, &mut file, geom, phase, expect)?;
         let len = file.metadata().map_err(io(&path))?.len();
         if len != HEADER_LEN + 8 * h.count {

@@ -36,10 +36,10 @@ use rayon::prelude::*;
 use crate::error::{Error, FileKind, checksum_mismatch, corrupt, io};
 use crate::game::{Geometry, Phase};
 use crate::record::{Packed, PhaseValues, Val};
-use crate::store::cache::{BlockCache, DEFAULT_CACHE_BYTES, Decoded};
+use crate::store::cache::{BlockCache, Decoded, default_budget};
 use crate::store::file::{
-    check_header, checksum, ends_with_checksum, fault_point, header_version, le_u32, le_u64, prefix, rename_durably,
-    temp_name,
+    check_header, checksum, ends_with_checksum, fault_point, header_version, le_u32, le_u64, open_regular, prefix,
+    rename_durably, temp_name,
 };
 
 /// The first 8 bytes of a value file.
@@ -311,7 +311,7 @@ impl ValueFile {
     /// 1 and 2.
     pub fn open(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> Result<ValueFile, Error> {
         let path = dir.join(file_name(phase));
-        let mut file = File::open(&path).map_err(io(&path))?;
+        let mut file = open_regular(&path).map_err(io(&path))?;
         let len = file.metadata().map_err(io(&path))?.len();
         let mut h = [0u8; HEADER_LEN];
         if len < HEADER_LEN_V1 as u64 {
@@ -388,7 +388,7 @@ impl ValueFile {
             version,
             elided: flags & FLAG_ELIDED_LOSSES != 0,
             entries,
-            cache: Arc::new(BlockCache::new(DEFAULT_CACHE_BYTES)),
+            cache: Arc::new(BlockCache::new(default_budget())),
             cache_id: 0,
         })
     }
@@ -531,7 +531,7 @@ impl ValueFile {
     /// Recompute every block's checksum (without decompressing) and return the bytes
     /// checked; the first bad block is named in the error.
     pub fn check(&self) -> Result<u64, Error> {
-        let f = File::open(&self.path).map_err(io(&self.path))?;
+        let f = open_regular(&self.path).map_err(io(&self.path))?;
         let mut r = BufReader::with_capacity(1 << 22, f);
         r.seek(SeekFrom::Start(self.header_len as u64)).map_err(io(&self.path))?;
         let mut frame = Vec::new();

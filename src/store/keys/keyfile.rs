@@ -27,7 +27,7 @@ use rayon::prelude::*;
 
 use crate::error::{Error, FileKind, checksum_mismatch, corrupt, io};
 use crate::index::PhaseIndex;
-use crate::store::file::{Hasher, check_version_and_sum, checksum, le_u64, prefix, write_atomic};
+use crate::store::file::{Hasher, check_version_and_sum, checksum, le_u64, open_regular, prefix, write_atomic};
 
 use super::Backend;
 
@@ -106,7 +106,7 @@ pub(super) fn file_len(count: u64) -> u64 {
 /// Open the keys file, check its header and its length; the file is left positioned at
 /// the first key.
 pub(super) fn open_checked(path: &Path, index: &PhaseIndex) -> Result<(File, Header), Error> {
-    let mut f = File::open(path).map_err(io(path))?;
+    let mut f = open_regular(path).map_err(io(path))?;
     let len = f.metadata().map_err(io(path))?.len();
     if len < HEADER_LEN as u64 {
         return Err(corrupt(path, format!("truncated: {len} bytes, shorter than the {HEADER_LEN}-byte header")));

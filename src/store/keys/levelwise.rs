@@ -48,7 +48,9 @@ impl Levelwise {
     /// Read and check the keys file of the phase of `index` in `dir` (header, length,
     /// order, body checksum) and lay the keys out in Eytzinger order.
     pub fn open(dir: &Path, index: &PhaseIndex) -> Result<Levelwise, Error> {
-        let mut b = Builder::new(index.len() as usize);
+        let what = format!("the levelwise keys of phase {}", index.phase());
+        let slots = crate::sys::vec_with_capacity(index.len() as usize + 1 + LINE, &what, super::IN_MEMORY_ADVICE)?;
+        let mut b = Builder::with_slots(index.len() as usize, slots);
         let file_bytes = keyfile::read(dir, index, |chunk| b.extend(chunk))?;
         let mut l = b.finish();
         l.file_bytes = file_bytes;
@@ -143,8 +145,10 @@ struct Builder {
 }
 
 impl Builder {
-    fn new(n: usize) -> Builder {
-        let slots = vec![0u64; n + 1 + LINE];
+    /// A builder for `n` keys laid out in `slots`, an empty vector with room for
+    /// `n + 1 + LINE` of them.
+    fn with_slots(n: usize, mut slots: Vec<u64>) -> Builder {
+        slots.resize(n + 1 + LINE, 0);
         let misalign = slots.as_ptr() as usize % (LINE * 8);
         let pad = if misalign == 0 { 0 } else { (LINE * 8 - misalign) / 8 };
         Builder { slots, pad, n, next: 0 }
@@ -196,7 +200,7 @@ mod tests {
     use super::*;
 
     fn from_sorted(keys: &[u64]) -> Levelwise {
-        let mut b = Builder::new(keys.len());
+        let mut b = Builder::with_slots(keys.len(), Vec::new());
         b.extend(keys);
         b.finish()
     }

@@ -29,7 +29,15 @@ impl Mmap {
         // SAFETY: the mapping is read-only and the store never modifies a keys file in
         // place (it writes a new one and renames it over the old), so the bytes behind
         // the map do not change while it lives.
-        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io(&path))?;
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| match e.raw_os_error() {
+            // ENOMEM: no room in the address space (`ulimit -v`) for the whole file.
+            Some(12) => Error::OutOfMemory {
+                what: format!("mapping the sorted keys of phase {}", index.phase()),
+                bytes: keyfile::file_len(header.count),
+                advice: "query with `--backend rank` (it computes the index and needs no memory)".into(),
+            },
+            _ => io(&path)(e),
+        })?;
         if map.len() as u64 != keyfile::file_len(header.count) {
             return Err(crate::error::corrupt(&path, "the file changed size while it was opened"));
         }

@@ -75,6 +75,9 @@ pub trait KeyIndex: Send + Sync {
 /// stays in registers and L1.
 pub(crate) const INTERLEAVE: usize = 16;
 
+/// What to do when a key index loaded into memory does not fit there.
+pub(crate) const IN_MEMORY_ADVICE: &str = "query with `--backend rank` (it computes the index and needs no memory) or `--backend mmap` (it maps the sorted keys file)";
+
 /// The length check every `index_of_batch` starts with.
 pub(crate) fn check_batch(codes: &[u64], out: &[Option<u64>]) -> Result<(), Error> {
     if codes.len() != out.len() {

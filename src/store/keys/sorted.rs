@@ -19,7 +19,8 @@ impl Sorted {
     /// Read and check (header, length, order, body checksum) the keys file of the phase
     /// of `index` in `dir`.
     pub fn open(dir: &Path, index: &PhaseIndex) -> Result<Sorted, Error> {
-        let mut keys = Vec::with_capacity(index.len() as usize);
+        let what = format!("the sorted keys of phase {}", index.phase());
+        let mut keys = crate::sys::vec_with_capacity(index.len() as usize, &what, super::IN_MEMORY_ADVICE)?;
         let file_bytes = keyfile::read(dir, index, |chunk| keys.extend_from_slice(chunk))?;
         Ok(Sorted { keys, file_bytes })
     }
