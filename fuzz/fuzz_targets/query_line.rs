@@ -1,8 +1,9 @@
-//! `ostledb query -`: one stdin line, `BOARD` or `BOARD,PREV`, answered against a small
-//! database (3x3, solved once per process). The line is handled as `query -` handles it
-//! (trimmed; blank and `#` lines skipped; split at the first comma; each part trimmed;
-//! the parts parsed by `cli::parse_with_prev`), then `Database::analyse` and
-//! `Database::line`, and the answer serialised as `query -` prints it.
+//! `ostledb query -`: stdin lines, `BOARD` or `BOARD,PREV`, answered against a small
+//! database (3x3, solved once per process), each line twice: as `query -` answers it
+//! (`cli::query::answer_line`, any bytes, `--line`), and through the library (trimmed;
+//! blank and `#` lines skipped; split at the first comma; each part trimmed; parsed by
+//! `cli::parse_with_prev`; `Database::analyse` and `Database::line`). The two must agree:
+//! the same lines refused, the same verdict and plies.
 //!
 //! Checked: a line that cannot be answered is never reported as a damaged database; an
 //! answer agrees with the solver's in-memory solution (the node and every move), its
@@ -30,7 +31,9 @@ fn db() -> &'static Database {
 
 const MAX_PLIES: u32 = 24;
 
-fn answer(board: &str, prev: Option<&str>) {
+/// Check the answer to one board (and previous board); the node's verdict and plies when
+/// the line is a board of the database.
+fn answer(board: &str, prev: Option<&str>) -> Option<(Verdict, Option<u32>)> {
     let t = ostledb_fuzz::template();
     let db = db();
     let g = db.geometry();
@@ -38,7 +41,7 @@ fn answer(board: &str, prev: Option<&str>) {
         Ok(x) => x,
         Err(e) => {
             assert_ne!(e.exit_code(), EXIT_CORRUPT, "a bad line reported as damage: {e}");
-            return;
+            return None;
         }
     };
     ostledb_fuzz::check_board(g, &pos);
@@ -98,19 +101,42 @@ fn answer(board: &str, prev: Option<&str>) {
     {
         assert_eq!(last.mv.plies, Some(1), "a line shorter than the limit ends the game");
     }
+    Some((a.verdict, a.plies))
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else { return };
-    for l in text.lines().take(8) {
-        let t = l.trim();
+    for raw in data.split(|&b| b == b'\n').take(8) {
+        // What `query -` writes for the line (cli::query::answer_line, any bytes): never
+        // an error from an intact database, and a JSON object with an error or an answer.
+        let got = ostledb::cli::query::answer_line(db(), raw, &[], Some(MAX_PLIES))
+            .unwrap_or_else(|e| panic!("{raw:?}: the intact database fails: {e}"));
+        if let Some((json, bad)) = &got {
+            let v: serde_json::Value = serde_json::from_str(json).expect("query - writes JSON");
+            assert!(v.get("input").is_some(), "{json}");
+            assert_eq!(v.get("error").is_some(), *bad, "{json}");
+            assert_eq!(v.get("verdict").is_some(), !bad, "{json}");
+        }
+        // The same line through the library's parsers and Database::analyse and line.
+        let Ok(text) = std::str::from_utf8(raw) else { continue };
+        let t = text.trim_matches(|c: char| c.is_ascii_whitespace());
         if t.is_empty() || t.starts_with('#') {
+            assert!(got.is_none(), "{t:?}: a blank line or a comment is answered");
             continue;
         }
         let (board, prev) = match t.split_once(',') {
             Some((b, p)) => (b.trim(), Some(p.trim())),
             None => (t, None),
         };
-        answer(board, prev);
+        let mine = answer(board, prev);
+        let (json, bad) = got.expect("a line that is not blank is answered");
+        match mine {
+            Some((verdict, plies)) => {
+                assert!(!bad, "{t:?}: answered here, refused by query -: {json}");
+                let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+                assert_eq!(v["verdict"], serde_json::to_value(verdict).unwrap(), "{json}");
+                assert_eq!(v["plies"], serde_json::to_value(plies).unwrap(), "{json}");
+            }
+            None => assert!(bad, "{t:?}: refused here, answered by query -: {json}"),
+        }
     }
 });
