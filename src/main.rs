@@ -9,6 +9,14 @@ use ostledb::cli::{Cli, Signals};
 use ostledb::error::EXIT_INTERRUPTED;
 
 fn main() {
+    // A file size limit (`ulimit -f`) is a write error like a full disk, so that the
+    // writer cleans up and says what happened: by default the kernel kills the process
+    // with SIGXFSZ (exit code 153, no message, a `*.tmp` file left for the next writer).
+    #[cfg(unix)]
+    // SAFETY: setting a signal's disposition to "ignore" runs no code in the handler.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
     let cli = Cli::parse();
     let signals = Signals::default();
     // Only for a command that stops cleanly on request (`solve`); the others keep the

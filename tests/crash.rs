@@ -262,3 +262,29 @@ fn a_second_writer_is_refused_and_readers_go_on() {
     pack(&dir, &geometry(), 6, &repack_options(), |_| {}).unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A file size limit (`ulimit -f`) stops `index` with an error that says so (exit code
+/// 1 or 2, not death by SIGXFSZ), removes what it wrote, and leaves the database as it
+/// was.
+#[test]
+fn a_file_size_limit_is_a_write_error_and_the_database_stays() {
+    let dir = tmpdir("ulimit-f");
+    build(&geometry(), &dir, 6, vec![Backend::Rank]);
+    let before = std::fs::read(dir.join(meta::FILE)).unwrap();
+    // 4 KB: below a sorted key file of the 3x3 board's largest phase.
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -f 4 && exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_ostledb"))
+        .args(["index", "--backend", "sorted", "--quiet", "--db"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(matches!(out.status.code(), Some(1 | 2)), "{:?}: {err}", out.status);
+    assert!(err.contains("File too large"), "{err}");
+    assert_eq!(std::fs::read(dir.join(meta::FILE)).unwrap(), before);
+    assert_eq!(temporaries(&dir), Vec::<PathBuf>::new());
+    check_against(&Database::open(&dir).unwrap(), solution(6), 13);
+    let _ = std::fs::remove_dir_all(&dir);
+}
