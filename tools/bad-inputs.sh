@@ -16,29 +16,24 @@ python3 "$here/random-boards.py" 2000 5 "4,4" > "$W/boards.txt"
 B=22220-00000-00300-00000-11110
 fresh() { rm -rf "$W/db"; cp -a "$SRC" "$W/db"; }
 short() { head -c "${2:-300}" "$1" | tr '\n' ' '; }
+# two_writers DELAY FIRST SECOND: on a fresh copy, start the command FIRST (its arguments,
+# one string), and SECOND after DELAY seconds while FIRST runs; print both exit codes.
+two_writers() {
+    fresh
+    $BIN $2 --db $W/db --quiet > $W/a.out 2>&1 & p1=$!
+    sleep "$1"
+    $BIN $3 --db $W/db --quiet > $W/b.out 2>&1; e2=$?
+    wait $p1; e1=$?
+    echo "$2: exit $e1; $3: exit $e2: $(head -c 300 $W/b.out)"
+}
 echo "== 1a: pack --level 3 and pack --level 1 at once"
-fresh
-$BIN pack --db $W/db --level 3 --quiet > $W/a.out 2>&1 & p1=$!
-sleep 0.3
-$BIN pack --db $W/db --level 1 --quiet > $W/b.out 2>&1; e2=$?
-wait $p1; e1=$?
-echo "first exit $e1; second exit $e2: $(head -c 300 $W/b.out)"
+two_writers 0.3 "pack --level 3" "pack --level 1"
 $BIN verify --db $W/db --quiet > $W/v.out 2>&1; echo "verify exit $? $(tail -c 200 $W/v.out)"
 echo "== 1b: index --backend hash and index --backend sorted at once"
-fresh
-$BIN index --db $W/db --backend hash --quiet > $W/a.out 2>&1 & p1=$!
-sleep 0.3
-$BIN index --db $W/db --backend sorted --quiet > $W/b.out 2>&1; e2=$?
-wait $p1; e1=$?
-echo "first exit $e1; second exit $e2: $(head -c 300 $W/b.out)"
+two_writers 0.3 "index --backend hash" "index --backend sorted"
 $BIN verify --db $W/db --quiet > $W/v.out 2>&1; echo "verify exit $? $(tail -c 200 $W/v.out)"
 echo "== 1c: index, then pack 3 s later"
-fresh
-$BIN index --db $W/db --backend sorted --quiet > $W/a.out 2>&1 & p1=$!
-sleep 3
-$BIN pack --db $W/db --level 1 --quiet > $W/b.out 2>&1; e2=$?
-wait $p1; e1=$?
-echo "index exit $e1; pack exit $e2: $(head -c 300 $W/b.out)"
+two_writers 3 "index --backend sorted" "pack --level 1"
 $BIN query $B --db $W/db > $W/q.out 2>&1; echo "query exit $? $(head -c 100 $W/q.out)"
 echo "== 2a: pack killed by SIGKILL at 0.5, 1, 2 s"
 for d in 0.5 1 2; do
