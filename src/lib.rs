@@ -38,6 +38,7 @@
 //! * [`solve`]: the retrograde solver and the breadth-first search.
 //! * [`analysis`]: what `ostledb query`, `verify`, `stats` and `interesting` compute;
 //!   [`published`]: the published text format; [`bench`](mod@bench): measurements.
+//! * `serve`: the HTTP API and the web explorer of `ostledb serve` (feature `serve`).
 //! * `cli`: the `ostledb` command line (feature `cli`).
 //!
 //! ## Feature flags
@@ -45,6 +46,8 @@
 //! * `cli` (default): the `ostledb` binary and its library half, the `cli` module (clap,
 //!   indicatif, ctrlc). Without it the library builds without those crates
 //!   (`default-features = false`, then name the backends wanted).
+//! * `serve` (default): the `serve` module, an HTTP server on axum, hyper and tokio (with
+//!   `cli`, the `ostledb serve` subcommand).
 //! * Lookup backends of the result store ([`store::keys`]); `sorted` and `rank` are always
 //!   built. Default: `levelwise`, `hash`, `mmap`. Off by default: `sled` (a baseline).
 
@@ -63,6 +66,8 @@ pub mod probe;
 pub mod progress;
 pub mod published;
 pub mod record;
+#[cfg(feature = "serve")]
+pub mod serve;
 pub mod solve;
 pub mod store;
 pub mod sys;

@@ -1,8 +1,10 @@
 //! What people ask of a solved database: a position analysed ([`query`]: its verdict,
 //! every move, the principal variation), every stored value re-derived from its children
-//! ([`verify`]), whole-phase statistics ([`stats`]) and puzzle classes ([`interesting`]).
+//! ([`verify`]), whole-phase statistics ([`stats`]), puzzle classes ([`interesting`]) and
+//! a computer opponent's move at a chosen level ([`opponent`]).
 
 pub mod interesting;
+pub mod opponent;
 pub mod query;
 pub mod stats;
 pub mod verify;

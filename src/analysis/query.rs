@@ -69,6 +69,10 @@ pub struct MoveLine {
     pub forbidden: bool,
     /// Among the best allowed moves.
     pub best: bool,
+    /// The board after the move, seen from the side to move next (the digits 1 and 2
+    /// swap; the board is not turned). After a move of 1 ply (`plies` is 1) the game is
+    /// over and this board is not a position to query.
+    pub child: String,
 }
 
 /// A position as `ostledb query` shows it.
@@ -156,7 +160,9 @@ impl Database {
             .into_iter()
             .map(|v| {
                 let (verdict, plies) = Verdict::of(false, v.outcome);
+                let child = play(g, board, v.mv).expect("listed moves are legal").child;
                 MoveLine {
+                    child: format_board(g, &child),
                     notation: format_move(g, v.mv),
                     index: v.index,
                     mv: v.mv,
@@ -255,6 +261,61 @@ pub struct Step {
     /// The move played.
     #[serde(rename = "move")]
     pub mv: MoveLine,
+}
+
+/// What a query answers: the analysis of a position and, when asked, its principal
+/// variation. `ostledb query --json` prints it, and so does the HTTP API.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// The position analysed.
+    #[serde(flatten)]
+    pub analysis: Analysis,
+    /// The principal variation (with `--line`, or the API's `/line`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<Vec<Step>>,
+}
+
+/// Parse a board and an optional previous board (checked to lead to it by one move);
+/// `prev_name` names the previous board in messages (`--prev`, `prev`).
+pub fn parse_with_prev(
+    g: &Geometry,
+    board: &str,
+    prev: Option<&str>,
+    prev_name: &str,
+) -> Result<(Position, Option<Position>), Error> {
+    let pos = crate::game::notation::parse_board(g, board)?;
+    let prev = match prev {
+        Some(p) => {
+            let p = crate::game::notation::parse_board(g, p)
+                .map_err(|e| e.in_context(&format!("the previous board ({prev_name})")))?;
+            forbidden_move(g, &pos, &p)?;
+            Some(p)
+        }
+        None => None,
+    };
+    Ok((pos, prev))
+}
+
+/// Answer a query given as text: `board` and `prev` (see [`parse_with_prev`]), the moves
+/// `play` played from it first (see [`play_moves`]), and the principal variation of
+/// `line_plies` plies at most when given.
+pub fn answer(
+    db: &Database,
+    board: &str,
+    prev: Option<&str>,
+    prev_name: &str,
+    play: &[String],
+    line_plies: Option<u32>,
+) -> Result<Report, Error> {
+    let g = db.geometry();
+    let (pos, prev) = parse_with_prev(g, board, prev, prev_name)?;
+    let (pos, prev) = play_moves(g, &pos, prev.as_ref(), play)?;
+    let analysis = db.analyse(&pos, prev.as_ref())?;
+    let line = match line_plies {
+        Some(n) => Some(db.line(&pos, prev.as_ref(), n)?),
+        None => None,
+    };
+    Ok(Report { analysis, line })
 }
 
 /// Play readable moves (`c1-up,hole-left`) from `board`, each by the side to move then,

@@ -15,6 +15,8 @@ pub mod pack;
 pub mod positions;
 pub mod progress;
 pub mod query;
+#[cfg(feature = "serve")]
+pub mod serve;
 pub mod solve;
 pub mod stats;
 pub mod verify;
@@ -71,6 +73,9 @@ pub enum Command {
     Export(export::ExportArgs),
     /// Build a database from published text files (retrograde, and BFS when present).
     Import(import::ImportArgs),
+    /// Serve the database over HTTP: a JSON API and the web explorer (read-only, loopback by default).
+    #[cfg(feature = "serve")]
+    Serve(serve::ServeArgs),
 }
 
 /// Options every subcommand takes.
@@ -106,23 +111,14 @@ impl BoardArgs {
     }
 }
 
-/// Parse a board and an optional previous board (checked to lead to it by one move).
+/// Parse a board and an optional previous board (`--prev`), checked to lead to it by one
+/// move.
 pub fn parse_with_prev(
     g: &crate::game::Geometry,
     board: &str,
     prev: Option<&str>,
 ) -> Result<(crate::game::Position, Option<crate::game::Position>), Error> {
-    let pos = crate::game::notation::parse_board(g, board)?;
-    let prev = match prev {
-        Some(p) => {
-            let p =
-                crate::game::notation::parse_board(g, p).map_err(|e| e.in_context("the previous board (--prev)"))?;
-            crate::game::forbidden::forbidden_move(g, &pos, &p)?;
-            Some(p)
-        }
-        None => None,
-    };
-    Ok((pos, prev))
+    crate::analysis::query::parse_with_prev(g, board, prev, "--prev")
 }
 
 /// What the binary hands to [`run`] about Ctrl-C and SIGTERM. The binary owns the signal
@@ -189,6 +185,8 @@ fn dispatch(cli: Cli, signals: &Signals) -> Result<(), Error> {
         Command::Index(a) => pack::run_index(a),
         Command::Export(a) => export::run(a),
         Command::Import(a) => import::run(a),
+        #[cfg(feature = "serve")]
+        Command::Serve(a) => serve::run(a),
     }
 }
 

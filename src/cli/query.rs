@@ -7,9 +7,9 @@ use clap::Args;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::analysis::query::{Analysis, Step, play_moves};
+use crate::analysis::query::Report;
 use crate::cli::db::{BackendArgs, open};
-use crate::cli::{CommonArgs, emit, emit_json, parse_with_prev, stdout_result};
+use crate::cli::{CommonArgs, emit, emit_json, stdout_result};
 use crate::error::Error;
 use crate::store::Database;
 
@@ -72,14 +72,6 @@ pub struct QueryArgs {
     common: CommonArgs,
 }
 
-#[derive(Serialize)]
-struct Report {
-    #[serde(flatten)]
-    analysis: Analysis,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    line: Option<Vec<Step>>,
-}
-
 fn answer(
     db: &Database,
     board: &str,
@@ -87,15 +79,7 @@ fn answer(
     play: &[String],
     line_plies: Option<u32>,
 ) -> Result<Report, Error> {
-    let g = db.geometry();
-    let (pos, prev) = parse_with_prev(g, board, prev)?;
-    let (pos, prev) = play_moves(g, &pos, prev.as_ref(), play)?;
-    let analysis = db.analyse(&pos, prev.as_ref())?;
-    let line = match line_plies {
-        Some(n) => Some(db.line(&pos, prev.as_ref(), n)?),
-        None => None,
-    };
-    Ok(Report { analysis, line })
+    crate::analysis::query::answer(db, board, prev, "--prev", play, line_plies)
 }
 
 /// Run `ostledb query`.

@@ -173,6 +173,13 @@ impl Database {
         &self.meta
     }
 
+    /// What identifies the content of this database: a checksum of its metadata, which
+    /// names its generation, settings and per-phase counts; every write makes a new
+    /// generation, so answers under one identity never change (HTTP ETags use it).
+    pub fn identity(&self) -> u64 {
+        meta::encode(&self.meta).map(|b| crate::store::file::checksum(&b)).unwrap_or(0)
+    }
+
     /// Every phase with at most this many pieces is present.
     pub fn max_pieces(&self) -> u32 {
         self.meta.max_pieces as u32

@@ -1,0 +1,531 @@
+//! The routes of `ostledb serve`: the JSON API under `/api/v1/` (`schema/API.md`) and the
+//! explorer's files. Every answer is JSON, errors included (`{"error": "..."}`), with a
+//! status that says whose fault it is: 400 a bad request (board, move, parameter), 404
+//! a phase the database does not hold or a path that does not exist, 405 a method other
+//! than GET, 414 a query string too long, 500 a damaged database, 503 too busy, 504 a
+//! probe over its time.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde::Serialize;
+use tokio::sync::Semaphore;
+
+use crate::analysis::opponent::{Level, choose};
+use crate::analysis::query::{MoveLine, answer};
+use crate::error::Error;
+use crate::serve::Limits;
+use crate::serve::assets;
+use crate::store::Database;
+
+/// The version of the API, the first part of its paths.
+pub const VERSION: &str = "v1";
+
+/// What every handler shares.
+struct App {
+    db: Arc<Database>,
+    /// The ETag of every cacheable answer: the database's identity.
+    etag: HeaderValue,
+    probes: Arc<Semaphore>,
+    limits: Limits,
+    started: Instant,
+    requests: AtomicU64,
+    client_errors: AtomicU64,
+    server_errors: AtomicU64,
+}
+
+type Shared = State<Arc<App>>;
+
+/// The router of `ostledb serve` over `db`: the API, the explorer and JSON for every
+/// path and method it does not serve.
+pub fn router(db: Arc<Database>, limits: &Limits) -> Router {
+    let etag = HeaderValue::from_str(&format!("\"{VERSION}-{:016x}\"", db.identity())).expect("ASCII");
+    let app = Arc::new(App {
+        db,
+        etag,
+        probes: Arc::new(Semaphore::new(limits.max_probes.max(1))),
+        limits: limits.clone(),
+        started: Instant::now(),
+        requests: AtomicU64::new(0),
+        client_errors: AtomicU64::new(0),
+        server_errors: AtomicU64::new(0),
+    });
+    Router::new()
+        .route("/api/v1/position", get(position))
+        .route("/api/v1/line", get(line))
+        .route("/api/v1/play", get(play))
+        .route("/api/v1/stats", get(stats))
+        .route("/api/v1/health", get(health))
+        .route("/", get(assets::index))
+        .route("/explorer.js", get(assets::script))
+        .route("/explorer.css", get(assets::style))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(middleware::from_fn_with_state(app.clone(), count))
+        .with_state(app)
+}
+
+/// An answer that is not a success: its status and its message.
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    message: String,
+}
+
+impl ApiError {
+    fn new(status: StatusCode, message: impl Into<String>) -> ApiError {
+        ApiError { status, message: message.into() }
+    }
+
+    fn bad(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::BAD_REQUEST, message)
+    }
+}
+
+#[derive(Serialize)]
+struct ErrorBody<'a> {
+    error: &'a str,
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = serde_json::to_string(&ErrorBody { error: &self.message }).expect("a string serialises");
+        let mut r = json(self.status, body);
+        r.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        if self.status == StatusCode::SERVICE_UNAVAILABLE {
+            r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
+        r
+    }
+}
+
+/// The status of a library error: the client's fault (400), a phase the database lacks
+/// (404), the server's want of memory (503), or a damaged database or failed read (500).
+pub fn status_of(e: &Error) -> StatusCode {
+    match e {
+        Error::Notation(_) | Error::InvalidPosition(_) | Error::NotAPredecessor | Error::InvalidArgument(_) => {
+            StatusCode::BAD_REQUEST
+        }
+        Error::MissingDatabase { .. } => StatusCode::NOT_FOUND,
+        Error::OutOfMemory { .. } => StatusCode::SERVICE_UNAVAILABLE,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
+
+impl App {
+    fn error(&self, e: Error) -> ApiError {
+        let status = status_of(&e);
+        let message = match &e {
+            Error::MissingDatabase { phase, .. } => {
+                let held: Vec<String> =
+                    self.db.meta().phases.iter().map(|p| format!("({},{})", p.player, p.opponent)).collect();
+                format!(
+                    "phase {phase} is not in this database, which holds {}; a board of it is answered by a database solved with more pieces",
+                    held.join(", ")
+                )
+            }
+            _ => e.to_string(),
+        };
+        ApiError::new(status, message)
+    }
+
+    /// Run `work` on a probe thread, holding one of the probe slots: 503 when none is
+    /// free within the queue timeout, 504 when the work outlasts the probe timeout (it
+    /// goes on to its end, holding its slot, so the bound on probes holds).
+    async fn probe<T: Send + 'static>(
+        self: &Arc<Self>,
+        work: impl FnOnce(&Database) -> Result<T, Error> + Send + 'static,
+    ) -> Result<T, ApiError> {
+        let permit = match tokio::time::timeout(self.limits.queue_timeout, self.probes.clone().acquire_owned()).await {
+            Ok(Ok(p)) => p,
+            _ => {
+                return Err(ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    format!(
+                        "the server is busy: all {} probe slots stayed taken for {} s; try again",
+                        self.limits.max_probes,
+                        self.limits.queue_timeout.as_secs_f64()
+                    ),
+                ));
+            }
+        };
+        let db = self.db.clone();
+        let task = tokio::task::spawn_blocking(move || {
+            let _slot = permit;
+            work(&db)
+        });
+        match tokio::time::timeout(self.limits.probe_timeout, task).await {
+            Ok(Ok(Ok(v))) => Ok(v),
+            Ok(Ok(Err(e))) => Err(self.error(e)),
+            Ok(Err(_)) => Err(ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "the probe failed (an internal error)")),
+            Err(_) => Err(ApiError::new(
+                StatusCode::GATEWAY_TIMEOUT,
+                format!("the answer took over {} s", self.limits.probe_timeout.as_secs_f64()),
+            )),
+        }
+    }
+
+    /// A cacheable JSON answer: immutable for this database, with its ETag.
+    fn cacheable(&self, body: String) -> Response {
+        let mut r = json(StatusCode::OK, body);
+        let h = r.headers_mut();
+        h.insert(header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=86400"));
+        h.insert(header::ETAG, self.etag.clone());
+        r
+    }
+
+    /// 304 when the request's `If-None-Match` names this database's ETag (or `*`).
+    fn not_modified(&self, headers: &HeaderMap) -> Option<Response> {
+        let tags = headers.get(header::IF_NONE_MATCH)?.to_str().ok()?;
+        let ours = self.etag.to_str().ok()?;
+        let hit = tags.split(',').map(|t| t.trim().trim_start_matches("W/")).any(|t| t == ours || t == "*");
+        hit.then(|| {
+            let mut r = StatusCode::NOT_MODIFIED.into_response();
+            r.headers_mut().insert(header::ETAG, self.etag.clone());
+            r.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=86400"));
+            r
+        })
+    }
+}
+
+fn json(status: StatusCode, body: String) -> Response {
+    let mut r = (status, Body::from(body)).into_response();
+    r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    r
+}
+
+fn to_json<T: Serialize>(v: &T) -> Result<String, Error> {
+    serde_json::to_string(v).map_err(|e| Error::InvalidArgument(format!("the answer could not be written: {e}")))
+}
+
+/// The parameters of a request's query string, percent-decoded, each named once and
+/// each one the endpoint takes (`allowed`).
+struct Params(Vec<(String, String)>);
+
+impl Params {
+    fn parse(uri: &Uri, allowed: &[&str], max_bytes: usize) -> Result<Params, ApiError> {
+        let query = uri.query().unwrap_or("");
+        if query.len() > max_bytes {
+            return Err(ApiError::new(
+                StatusCode::URI_TOO_LONG,
+                format!(
+                    "the query string is {} bytes, over the {max_bytes} this server reads (a board and its previous board take about 70)",
+                    query.len()
+                ),
+            ));
+        }
+        let mut out: Vec<(String, String)> = Vec::new();
+        for part in query.split('&').filter(|p| !p.is_empty()) {
+            let (k, v) = part.split_once('=').unwrap_or((part, ""));
+            let k = decode(k)?;
+            let v = decode(v)?;
+            if !allowed.contains(&k.as_str()) {
+                return Err(ApiError::bad(format!(
+                    "unknown parameter `{}`; this endpoint takes {}",
+                    crate::error::shown_input(&k, k.len()),
+                    allowed.join(", ")
+                )));
+            }
+            if out.iter().any(|(seen, _)| *seen == k) {
+                return Err(ApiError::bad(format!("the parameter `{k}` is given twice")));
+            }
+            out.push((k, v));
+        }
+        Ok(Params(out))
+    }
+
+    fn get(&self, name: &str) -> Option<&str> {
+        self.0.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+
+    fn board(&self) -> Result<&str, ApiError> {
+        self.get("board").ok_or_else(|| {
+            ApiError::bad(
+                "the parameter `board` is missing: give a board of 25 digits, e.g. board=22220-00000-00300-00000-11110",
+            )
+        })
+    }
+
+    /// A whole number parameter in `range`, or `default`.
+    fn number(&self, name: &str, range: std::ops::RangeInclusive<u64>, default: u64) -> Result<u64, ApiError> {
+        match self.get(name) {
+            None => Ok(default),
+            Some(v) => match v.parse::<u64>() {
+                Ok(n) if range.contains(&n) => Ok(n),
+                _ => Err(ApiError::bad(format!(
+                    "`{name}` must be a whole number from {} to {}, not `{}`",
+                    range.start(),
+                    range.end(),
+                    crate::error::shown_input(v, v.len())
+                ))),
+            },
+        }
+    }
+}
+
+/// Percent-decode one part of a query string (`+` is a space), as UTF-8.
+fn decode(s: &str) -> Result<String, ApiError> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' => {
+                let hex = bytes.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
+                match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                    Some(b) => out.push(b),
+                    None => return Err(ApiError::bad("a `%` in the query string is not followed by two hex digits")),
+                }
+                i += 2;
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8(out).map_err(|e| {
+        ApiError::bad(format!(
+            "the query string is not UTF-8 once decoded (byte {} is not valid); a board is 25 digits",
+            e.utf8_error().valid_up_to() + 1
+        ))
+    })
+}
+
+/// `GET /api/v1/position?board=B[&prev=P]`: what `ostledb query --json` prints.
+async fn position(State(app): Shared, uri: Uri, headers: HeaderMap) -> Result<Response, ApiError> {
+    let p = Params::parse(&uri, &["board", "prev"], app.limits.max_query_bytes)?;
+    let (board, prev) = (p.board()?.to_string(), p.get("prev").map(str::to_string));
+    if let Some(r) = app.not_modified(&headers) {
+        return Ok(r);
+    }
+    let body = app.probe(move |db| to_json(&answer(db, &board, prev.as_deref(), "prev", &[], None)?)).await?;
+    Ok(app.cacheable(body))
+}
+
+/// `GET /api/v1/line?board=B[&prev=P][&max_plies=N]`: the position and its principal
+/// variation, as `ostledb query --json --line --max-plies N`.
+async fn line(State(app): Shared, uri: Uri, headers: HeaderMap) -> Result<Response, ApiError> {
+    let p = Params::parse(&uri, &["board", "prev", "max_plies"], app.limits.max_query_bytes)?;
+    let plies = p.number("max_plies", 1..=app.limits.max_line_plies as u64, 40)? as u32;
+    let (board, prev) = (p.board()?.to_string(), p.get("prev").map(str::to_string));
+    if let Some(r) = app.not_modified(&headers) {
+        return Ok(r);
+    }
+    let body = app.probe(move |db| to_json(&answer(db, &board, prev.as_deref(), "prev", &[], Some(plies))?)).await?;
+    Ok(app.cacheable(body))
+}
+
+/// The answer of `/api/v1/play`.
+#[derive(Serialize)]
+struct Played {
+    level: &'static str,
+    seed: u64,
+    #[serde(rename = "move")]
+    mv: MoveLine,
+}
+
+/// `GET /api/v1/play?board=B[&prev=P][&level=L][&seed=S]`: the computer's move. Without
+/// a seed one is drawn (and returned); with one the answer is fixed and cacheable.
+async fn play(State(app): Shared, uri: Uri, headers: HeaderMap) -> Result<Response, ApiError> {
+    let p = Params::parse(&uri, &["board", "prev", "level", "seed"], app.limits.max_query_bytes)?;
+    let level = Level::parse(p.get("level").unwrap_or("perfect")).map_err(|e| app.error(e))?;
+    let fixed = p.get("seed").is_some();
+    let seed = p.number("seed", 0..=u64::MAX, 0)?;
+    let seed = if fixed { seed } else { fresh_seed() };
+    let (board, prev) = (p.board()?.to_string(), p.get("prev").map(str::to_string));
+    if fixed && let Some(r) = app.not_modified(&headers) {
+        return Ok(r);
+    }
+    let body = app
+        .probe(move |db| {
+            let a = answer(db, &board, prev.as_deref(), "prev", &[], None)?.analysis;
+            let mv = choose(&a, level, seed)
+                .cloned()
+                .ok_or_else(|| Error::InvalidArgument(format!("{} has no allowed move", a.board)))?;
+            to_json(&Played { level: level.name(), seed, mv })
+        })
+        .await?;
+    if fixed {
+        return Ok(app.cacheable(body));
+    }
+    let mut r = json(StatusCode::OK, body);
+    r.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    Ok(r)
+}
+
+/// A seed for a request that gave none: the clock and a counter, mixed.
+fn fresh_seed() -> u64 {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    t ^ COUNTER.fetch_add(1, Ordering::Relaxed).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+#[derive(Serialize)]
+struct PhaseCounts {
+    phase: String,
+    player: u8,
+    opponent: u8,
+    positions: u64,
+    win: u64,
+    loss: u64,
+    draw: u64,
+    value_bytes: u64,
+}
+
+#[derive(Serialize)]
+struct Stats {
+    api: &'static str,
+    ostledb: &'static str,
+    identity: String,
+    side: u8,
+    start_pieces: u8,
+    max_pieces: u8,
+    format: u32,
+    generation: u64,
+    writer: String,
+    backend: String,
+    phases: Vec<PhaseCounts>,
+    bfs_stored: bool,
+}
+
+/// `GET /api/v1/stats`: what the database holds, per phase.
+async fn stats(State(app): Shared, uri: Uri, headers: HeaderMap) -> Result<Response, ApiError> {
+    Params::parse(&uri, &[], app.limits.max_query_bytes)?;
+    if let Some(r) = app.not_modified(&headers) {
+        return Ok(r);
+    }
+    let bfs_stored = app.probe(|db| Ok(db.bfs()?.is_some())).await?;
+    let m = app.db.meta();
+    let s = Stats {
+        api: VERSION,
+        ostledb: env!("CARGO_PKG_VERSION"),
+        identity: format!("{:016x}", app.db.identity()),
+        side: m.side,
+        start_pieces: m.start_pieces,
+        max_pieces: m.max_pieces,
+        format: m.format,
+        generation: m.generation,
+        writer: m.writer.clone(),
+        backend: app.db.backend().name().to_string(),
+        phases: m
+            .phases
+            .iter()
+            .map(|p| PhaseCounts {
+                phase: format!("({},{})", p.player, p.opponent),
+                player: p.player,
+                opponent: p.opponent,
+                positions: p.positions,
+                win: p.win,
+                loss: p.loss,
+                draw: p.draw,
+                value_bytes: p.value_bytes,
+            })
+            .collect(),
+        bfs_stored,
+    };
+    Ok(app.cacheable(to_json(&s).map_err(|e| app.error(e))?))
+}
+
+#[derive(Serialize)]
+struct Health {
+    status: &'static str,
+    identity: String,
+    uptime_seconds: u64,
+    requests: u64,
+    client_errors: u64,
+    server_errors: u64,
+    probes_in_use: usize,
+}
+
+/// `GET /api/v1/health`: the server is up; its counters.
+async fn health(State(app): Shared, uri: Uri) -> Result<Response, ApiError> {
+    Params::parse(&uri, &[], app.limits.max_query_bytes)?;
+    let h = Health {
+        status: "ok",
+        identity: format!("{:016x}", app.db.identity()),
+        uptime_seconds: app.started.elapsed().as_secs(),
+        requests: app.requests.load(Ordering::Relaxed),
+        client_errors: app.client_errors.load(Ordering::Relaxed),
+        server_errors: app.server_errors.load(Ordering::Relaxed),
+        probes_in_use: app.limits.max_probes.max(1) - app.probes.available_permits(),
+    };
+    let mut r = json(StatusCode::OK, to_json(&h).map_err(|e| app.error(e))?);
+    r.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    Ok(r)
+}
+
+async fn not_found(uri: Uri) -> ApiError {
+    let path = uri.path();
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        format!(
+            "no such path: {}; the API is /api/{VERSION}/position, line, play, stats and health (schema/API.md), the explorer is /",
+            crate::error::shown_input(path, path.len())
+        ),
+    )
+}
+
+async fn method_not_allowed(method: Method) -> Response {
+    let mut r = ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        format!("{method} is not served: the server is read-only and answers GET (and HEAD) only"),
+    )
+    .into_response();
+    r.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+    r
+}
+
+/// Count every request by the class of its status, add `X-Content-Type-Options`, and
+/// log it when asked.
+async fn count(State(app): Shared, req: Request, next: Next) -> Response {
+    let start = Instant::now();
+    let line = app.limits.log_requests.then(|| format!("{} {}", req.method(), req.uri()));
+    let mut r = next.run(req).await;
+    app.requests.fetch_add(1, Ordering::Relaxed);
+    if r.status().is_client_error() {
+        app.client_errors.fetch_add(1, Ordering::Relaxed);
+    } else if r.status().is_server_error() {
+        app.server_errors.fetch_add(1, Ordering::Relaxed);
+    }
+    r.headers_mut().insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    if let Some(line) = line {
+        eprintln!("{line} {} {} us", r.status().as_u16(), start.elapsed().as_micros());
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percent_decoding_takes_escapes_and_plus_and_refuses_bad_ones() {
+        assert_eq!(decode("22220-00000%2D00300+x").unwrap(), "22220-00000-00300 x");
+        assert!(decode("%G1").is_err());
+        assert!(decode("%2").is_err());
+        let e = decode("%FF%FE").unwrap_err();
+        assert_eq!(e.status, StatusCode::BAD_REQUEST);
+        assert!(e.message.contains("not UTF-8"), "{}", e.message);
+    }
+
+    #[test]
+    fn parameters_are_known_named_once_and_bounded() {
+        let uri = |q: &str| format!("/x?{q}").parse::<Uri>().unwrap();
+        let p = Params::parse(&uri("board=1&prev=2"), &["board", "prev"], 100).unwrap();
+        assert_eq!((p.get("board"), p.get("prev")), (Some("1"), Some("2")));
+        assert!(Params::parse(&uri("baord=1"), &["board"], 100).unwrap_err().message.contains("unknown parameter"));
+        assert!(Params::parse(&uri("board=1&board=2"), &["board"], 100).unwrap_err().message.contains("twice"));
+        assert_eq!(
+            Params::parse(&uri(&"b".repeat(101)), &["board"], 100).unwrap_err().status,
+            StatusCode::URI_TOO_LONG
+        );
+    }
+}

@@ -1,0 +1,1 @@
+// The explorer (placeholder until it lands).

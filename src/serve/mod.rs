@@ -1,0 +1,72 @@
+//! `ostledb serve`'s library half: the solved game over HTTP. A versioned JSON API
+//! ([`api`], documented in `schema/API.md`) and the web explorer ([`assets`]) on one
+//! [`axum::Router`], served by a connection loop ([`connections`]) that bounds what
+//! clients can hold: open connections, the time to send a request's headers, the bytes of
+//! a request, the probes in flight and the time of each.
+//!
+//! The server is read-only: it opens the database once and answers `GET` (and `HEAD`)
+//! requests. Answers under one database [`identity`](crate::store::Database::identity)
+//! never change, so they carry that identity as their `ETag` and may be cached.
+//!
+//! ```no_run
+//! # async fn demo() -> std::io::Result<()> {
+//! use std::sync::Arc;
+//! let db = Arc::new(ostledb::store::Database::open("ostle.db").expect("a database"));
+//! let limits = ostledb::serve::Limits::default();
+//! let app = ostledb::serve::router(db, &limits);
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//! ostledb::serve::run(listener, app, &limits, std::future::pending()).await
+//! # }
+//! ```
+
+pub mod api;
+pub mod assets;
+pub mod connections;
+
+use std::time::Duration;
+
+pub use api::router;
+pub use connections::run;
+
+/// What one client, or all of them together, can hold of the server.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// Connections open at once; more wait in the listen backlog until one closes.
+    pub max_connections: usize,
+    /// Probes (database work) running at once, on threads off the async ones; a request
+    /// waits for one at most `queue_timeout`, then gets 503.
+    pub max_probes: usize,
+    /// The longest a request waits for a probe slot.
+    pub queue_timeout: Duration,
+    /// The longest a probe may run before its request gets 504.
+    pub probe_timeout: Duration,
+    /// The longest a client may take to send a request's headers, and the longest an
+    /// idle keep-alive connection stays open.
+    pub header_timeout: Duration,
+    /// The longest query string answered (the part of the URL after `?`); longer gets 414.
+    pub max_query_bytes: usize,
+    /// The most bytes of a request's head (request line and headers); more gets 431 and
+    /// the connection is closed.
+    pub max_head_bytes: usize,
+    /// The longest principal variation `/api/v1/line` computes (`max_plies`).
+    pub max_line_plies: u32,
+    /// Print one line per request on stderr (method, path, status, microseconds).
+    pub log_requests: bool,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        Limits {
+            max_connections: 1024,
+            max_probes: 2 * cores,
+            queue_timeout: Duration::from_secs(5),
+            probe_timeout: Duration::from_secs(10),
+            header_timeout: Duration::from_secs(10),
+            max_query_bytes: 1024,
+            max_head_bytes: 16 * 1024,
+            max_line_plies: 1000,
+            log_requests: false,
+        }
+    }
+}
