@@ -11,4 +11,7 @@ mod interesting;
 mod layers;
 mod published;
 mod query;
+// `ostledb serve`: the router in process and the binary over loopback.
+#[cfg(all(feature = "cli", feature = "serve"))]
+mod serve;
 mod store;

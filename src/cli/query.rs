@@ -44,7 +44,8 @@ code 1.
 JSON fields: board, canonical, code, base64, node_index, checkmate, verdict
 (immediate-win | win | loss | draw), plies (null for a draw), text, outcome, and moves[]
 best first, each with move, index, verdict, plies, text, removes (nothing | opponent |
-own), forbidden, best; from_start (depth, searched_to, complete, convention) when a BFS
+own), forbidden, best, child (the board after the move, seen from the side to move
+next); from_start (depth, searched_to, complete, convention) when a BFS
 is stored with the database; with --line also line[] (board, verdict, plies, text, move).")]
 pub struct QueryArgs {
     /// The board (25 digits, `-` ignored), or `-` to read boards from stdin.

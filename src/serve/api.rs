@@ -208,6 +208,7 @@ fn to_json<T: Serialize>(v: &T) -> Result<String, Error> {
 
 /// The parameters of a request's query string, percent-decoded, each named once and
 /// each one the endpoint takes (`allowed`).
+#[derive(Debug)]
 struct Params(Vec<(String, String)>);
 
 impl Params {

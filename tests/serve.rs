@@ -1,0 +1,511 @@
+//! `ostledb serve`, on 3x3 databases solved in the test. The router, called in process:
+//! every endpoint answers as the library does, the computer opponent keeps to its level,
+//! every class of bad request gets its status and a JSON `{"error"}` (a malformed or
+//! impossible board, a wrong previous board, a missing phase, a damaged database, an
+//! unknown path or method, a query string too long or not UTF-8), and ETags give 304.
+//! The binary, over loopback: it prints where it listens, answers every position of the
+//! database exactly as `ostledb query -` does over one keep-alive connection, closes a
+//! slow or idle client, refuses an oversized head, takes hundreds of connections at once
+//! and stops cleanly on SIGTERM.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use ostledb::analysis::opponent::Level;
+use ostledb::analysis::query::answer;
+use ostledb::game::Geometry;
+use ostledb::game::notation::{format_board, parse_board};
+use ostledb::game::symmetry::canonical;
+use ostledb::serve::{Limits, router};
+use ostledb::store::Database;
+use ostledb::store::keys::Backend;
+use serde_json::Value;
+use tower::ServiceExt;
+
+use crate::store::build;
+
+fn geometry() -> Geometry {
+    Geometry::new(3, 3).unwrap()
+}
+
+/// A 3x3 database with at most `max` (5 or 6) pieces, solved once per process.
+fn database(max: u32) -> &'static Path {
+    static DIRS: [OnceLock<PathBuf>; 2] = [OnceLock::new(), OnceLock::new()];
+    DIRS[(max - 5) as usize].get_or_init(|| {
+        let d = std::env::temp_dir().join(format!("ostledb-serve-{}-{max}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        build(&geometry(), &d, max, vec![Backend::Rank, Backend::Sorted]);
+        d
+    })
+}
+
+/// Every position of the database at `dir`, as boards.
+fn boards(dir: &Path) -> Vec<String> {
+    let db = Database::open(dir).unwrap();
+    let g = db.geometry().clone();
+    db.index().phases().iter().flat_map(|p| (0..p.len()).map(|i| format_board(&g, &p.position_at(i)))).collect()
+}
+
+struct Answer {
+    status: StatusCode,
+    headers: axum::http::HeaderMap,
+    body: Vec<u8>,
+}
+
+impl Answer {
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
+    }
+
+    /// The error message of a JSON error answer of status `status`.
+    fn error(&self, status: StatusCode) -> String {
+        assert_eq!(self.status, status, "{}", String::from_utf8_lossy(&self.body));
+        assert_eq!(self.headers[header::CONTENT_TYPE], "application/json");
+        assert_eq!(self.headers[header::CACHE_CONTROL], "no-store");
+        let v = self.json();
+        assert_eq!(v.as_object().map(|o| o.len()), Some(1), "{v}");
+        v["error"].as_str().expect("an error message").to_string()
+    }
+}
+
+async fn call(app: &axum::Router, method: &str, uri: &str, if_none_match: Option<&str>) -> Answer {
+    let mut req = Request::builder().method(method).uri(uri);
+    if let Some(tag) = if_none_match {
+        req = req.header(header::IF_NONE_MATCH, tag);
+    }
+    let r = app.clone().oneshot(req.body(Body::empty()).unwrap()).await.unwrap();
+    let (parts, body) = r.into_parts();
+    let body = axum::body::to_bytes(body, usize::MAX).await.unwrap().to_vec();
+    Answer { status: parts.status, headers: parts.headers, body }
+}
+
+async fn get(app: &axum::Router, uri: &str) -> Answer {
+    call(app, "GET", uri, None).await
+}
+
+fn app(max: u32) -> (axum::Router, Arc<Database>) {
+    let db = Arc::new(Database::open(database(max)).unwrap());
+    (router(db.clone(), &Limits::default()), db)
+}
+
+/// A board and a previous board that leads to it, from the first position of the
+/// database with a move that removes nothing.
+fn board_with_prev(db: &Database) -> (String, String) {
+    for b in boards(db.path()) {
+        let a = answer(db, &b, None, "prev", &[], None).unwrap().analysis;
+        if let Some(m) = a.moves.iter().find(|m| m.removes == "nothing" && m.plies != Some(1)) {
+            return (m.child.clone(), b);
+        }
+    }
+    panic!("no quiet move in the database");
+}
+
+#[tokio::test]
+async fn position_answers_what_the_library_answers_for_every_position() {
+    let (app, db) = app(6);
+    let all = boards(db.path());
+    assert!(all.len() > 2000, "{}", all.len());
+    for b in &all {
+        let r = get(&app, &format!("/api/v1/position?board={b}")).await;
+        assert_eq!(r.status, StatusCode::OK, "{b}: {}", String::from_utf8_lossy(&r.body));
+        assert_eq!(r.headers[header::CONTENT_TYPE], "application/json");
+        let want = serde_json::to_value(answer(&db, b, None, "prev", &[], None).unwrap()).unwrap();
+        assert_eq!(r.json(), want, "{b}");
+    }
+}
+
+#[tokio::test]
+async fn a_previous_board_marks_the_forbidden_move_and_a_wrong_one_is_refused() {
+    let (app, db) = app(6);
+    let (board, prev) = board_with_prev(&db);
+    let v = get(&app, &format!("/api/v1/position?board={board}&prev={prev}")).await.json();
+    let forbidden: Vec<&Value> = v["moves"].as_array().unwrap().iter().filter(|m| m["forbidden"] == true).collect();
+    assert_eq!(forbidden.len(), 1, "{v}");
+    let g = geometry();
+    let canon = |b: &str| canonical(&g, &parse_board(&g, b).unwrap()).0;
+    assert_eq!(canon(forbidden[0]["child"].as_str().unwrap()), canon(&prev), "the forbidden move undoes the last one");
+    assert_ne!(v["node_index"], 0);
+    // The board itself as its own previous board: no move leads from it to itself.
+    let e = get(&app, &format!("/api/v1/position?board={board}&prev={board}")).await.error(StatusCode::BAD_REQUEST);
+    assert!(e.contains("does not lead to the current board"), "{e}");
+    let e = get(&app, &format!("/api/v1/position?board={board}&prev=12")).await.error(StatusCode::BAD_REQUEST);
+    assert!(e.contains("previous board (prev)"), "{e}");
+}
+
+#[tokio::test]
+async fn the_line_starts_with_the_first_best_move_and_its_length_is_bounded() {
+    let (app, db) = app(6);
+    let mut checked = 0;
+    for b in boards(db.path()).iter().step_by(37) {
+        let v = get(&app, &format!("/api/v1/line?board={b}&max_plies=200")).await.json();
+        let first_best = v["moves"].as_array().unwrap().iter().find(|m| m["best"] == true).unwrap();
+        let line = v["line"].as_array().unwrap();
+        assert_eq!(&line[0]["move"], first_best, "{b}");
+        assert_eq!(line[0]["board"], b.as_str());
+        if v["verdict"] != "draw" {
+            // A decided line ends with the move that ends the game, after `plies` plies.
+            assert_eq!(line.len() as u64, v["plies"].as_u64().unwrap(), "{b}");
+            assert_eq!(line.last().unwrap()["move"]["plies"], 1);
+        }
+        checked += 1;
+    }
+    assert!(checked > 50);
+    let b = &boards(db.path())[0];
+    for bad in ["0", "1001", "x", "-1"] {
+        let e = get(&app, &format!("/api/v1/line?board={b}&max_plies={bad}")).await.error(StatusCode::BAD_REQUEST);
+        assert!(e.contains("`max_plies` must be a whole number from 1 to 1000"), "{e}");
+    }
+    let short = get(&app, &format!("/api/v1/line?board={b}&max_plies=1")).await.json();
+    assert_eq!(short["line"].as_array().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn the_computer_plays_allowed_moves_at_its_level() {
+    let (app, db) = app(6);
+    let rank = |v: &Value| match v["verdict"].as_str().unwrap() {
+        "win" => 2,
+        "draw" => 1,
+        _ => 0,
+    };
+    let mut weaker_moves = 0;
+    for b in boards(db.path()).iter().step_by(11) {
+        let a = get(&app, &format!("/api/v1/position?board={b}")).await.json();
+        let best = a["moves"].as_array().unwrap().iter().find(|m| m["best"] == true).unwrap().clone();
+        for level in Level::ALL {
+            let uri = format!("/api/v1/play?board={b}&level={}&seed=7", level.name());
+            let r = get(&app, &uri).await;
+            let v = r.json();
+            assert_eq!(v["level"], level.name());
+            assert_eq!(v["seed"], 7);
+            let mv = &v["move"];
+            assert!(a["moves"].as_array().unwrap().contains(mv), "{b} {level:?}: {mv} is one of its moves");
+            assert_eq!(mv["forbidden"], false);
+            match level {
+                Level::Perfect => assert_eq!(mv, &best, "{b}"),
+                Level::Strong => {
+                    assert_eq!(rank(mv), rank(&best), "{b}: strong keeps the result");
+                    if rank(&best) == 2 {
+                        assert_eq!(mv["plies"], best["plies"], "{b}: strong wins by a fastest move");
+                    }
+                }
+                _ => weaker_moves += usize::from(rank(mv) < rank(&best)),
+            }
+            // A seed fixes the move: asked again, the same answer, and cacheable.
+            let again = get(&app, &uri).await;
+            assert_eq!(again.json(), v);
+            assert!(again.headers.contains_key(header::ETAG));
+        }
+    }
+    assert!(weaker_moves > 0, "the weaker levels make mistakes");
+    let b = &boards(db.path())[0];
+    let r = get(&app, &format!("/api/v1/play?board={b}&level=easy")).await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(r.headers[header::CACHE_CONTROL], "no-store", "a drawn seed is not cached");
+    assert!(!r.headers.contains_key(header::ETAG));
+    let e = get(&app, &format!("/api/v1/play?board={b}&level=grandmaster")).await.error(StatusCode::BAD_REQUEST);
+    assert!(e.contains("perfect, strong, medium, easy, random"), "{e}");
+}
+
+#[tokio::test]
+async fn stats_and_health_describe_the_database() {
+    let (app, db) = app(6);
+    let v = get(&app, "/api/v1/stats").await.json();
+    assert_eq!(v["side"], 3);
+    assert_eq!(v["max_pieces"], 6);
+    assert_eq!(v["identity"], format!("{:016x}", db.identity()));
+    let phases = v["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), db.meta().phases.len());
+    for (p, m) in phases.iter().zip(&db.meta().phases) {
+        assert_eq!(p["positions"], m.positions);
+        assert_eq!(p["win"].as_u64().unwrap() + p["loss"].as_u64().unwrap() + p["draw"].as_u64().unwrap(), m.positions);
+    }
+    let h = get(&app, "/api/v1/health").await;
+    assert_eq!(h.status, StatusCode::OK);
+    assert_eq!(h.headers[header::CACHE_CONTROL], "no-store");
+    assert_eq!(h.json()["status"], "ok");
+}
+
+#[tokio::test]
+async fn bad_requests_get_their_status_and_a_json_error() {
+    let (app, db) = app(5);
+    let good = boards(db.path())[0].clone();
+    let cases: Vec<(String, StatusCode, &str)> = vec![
+        ("/api/v1/position".into(), StatusCode::BAD_REQUEST, "`board` is missing"),
+        ("/api/v1/position?board=12".into(), StatusCode::BAD_REQUEST, "`12`"),
+        ("/api/v1/position?board=xyz-120-003".into(), StatusCode::BAD_REQUEST, "`xyz-120-003`"),
+        // Two holes, and a side with too few pieces: not positions of the game.
+        ("/api/v1/position?board=331-000-222".into(), StatusCode::BAD_REQUEST, "331-000-222"),
+        ("/api/v1/position?board=111-030-200".into(), StatusCode::BAD_REQUEST, "111-030-200"),
+        (format!("/api/v1/position?board={good}&baord=1"), StatusCode::BAD_REQUEST, "unknown parameter `baord`"),
+        (format!("/api/v1/position?board={good}&board={good}"), StatusCode::BAD_REQUEST, "given twice"),
+        ("/api/v1/position?board=%FF%FE".into(), StatusCode::BAD_REQUEST, "not UTF-8"),
+        ("/api/v1/position?board=%ZZ".into(), StatusCode::BAD_REQUEST, "two hex digits"),
+        (format!("/api/v1/position?board={}", "1".repeat(2000)), StatusCode::URI_TOO_LONG, "over the 1024"),
+        ("/api/v1/stats?x=1".into(), StatusCode::BAD_REQUEST, "this endpoint takes"),
+        // (3,3) is not in a database of at most 5 pieces.
+        ("/api/v1/position?board=111-030-222".into(), StatusCode::NOT_FOUND, "phase (3,3) is not in this database"),
+        ("/api/v1/line?board=111-030-222".into(), StatusCode::NOT_FOUND, "phase (3,3)"),
+        ("/api/v1/play?board=111-030-222".into(), StatusCode::NOT_FOUND, "phase (3,3)"),
+        ("/api/v2/position".into(), StatusCode::NOT_FOUND, "no such path: /api/v2/position"),
+        ("/favicon.ico".into(), StatusCode::NOT_FOUND, "no such path"),
+    ];
+    for (uri, status, says) in cases {
+        let e = get(&app, &uri).await.error(status);
+        assert!(e.contains(says), "{uri}: {e}");
+    }
+    for method in ["POST", "PUT", "DELETE"] {
+        let r = call(&app, method, "/api/v1/position?board=1", None).await;
+        assert!(r.error(StatusCode::METHOD_NOT_ALLOWED).contains("read-only"));
+        assert_eq!(r.headers[header::ALLOW], "GET, HEAD");
+    }
+}
+
+#[tokio::test]
+async fn a_damaged_database_answers_500_and_the_server_goes_on() {
+    let dir = std::env::temp_dir().join(format!("ostledb-serve-{}-damaged", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    build(&geometry(), &dir, 5, vec![Backend::Rank]);
+    // Damage the middle of every value file: its blocks, not its header or block index.
+    let data = ostledb::store::directory::current_data_dir(&dir).unwrap();
+    for f in std::fs::read_dir(&data).unwrap() {
+        let p = f.unwrap().path();
+        if p.extension().is_some_and(|e| e == "zst") {
+            let mut bytes = std::fs::read(&p).unwrap();
+            let mid = bytes.len() / 2;
+            for b in &mut bytes[mid - 8..mid + 8] {
+                *b ^= 0x5a;
+            }
+            std::fs::write(&p, bytes).unwrap();
+        }
+    }
+    let db = Arc::new(Database::open(&dir).unwrap());
+    let app = router(db.clone(), &Limits::default());
+    let mut damaged = 0;
+    for b in boards(&dir) {
+        let r = get(&app, &format!("/api/v1/position?board={b}")).await;
+        match r.status {
+            StatusCode::OK => {}
+            StatusCode::INTERNAL_SERVER_ERROR => {
+                let e = r.error(StatusCode::INTERNAL_SERVER_ERROR);
+                assert!(e.contains("the file is damaged"), "{e}");
+                damaged += 1;
+            }
+            s => panic!("{b}: {s}"),
+        }
+    }
+    assert!(damaged > 0, "the damage is seen");
+    assert_eq!(get(&app, "/api/v1/health").await.json()["server_errors"], damaged);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn answers_carry_the_database_etag_and_a_matching_request_gets_304() {
+    let (app, db) = app(6);
+    let b = &boards(db.path())[5];
+    let uri = format!("/api/v1/position?board={b}");
+    let r = get(&app, &uri).await;
+    let tag = r.headers[header::ETAG].to_str().unwrap().to_string();
+    assert_eq!(tag, format!("\"v1-{:016x}\"", db.identity()));
+    assert_eq!(r.headers[header::CACHE_CONTROL], "public, max-age=86400");
+    let again = call(&app, "GET", &uri, Some(&tag)).await;
+    assert_eq!(again.status, StatusCode::NOT_MODIFIED);
+    assert!(again.body.is_empty());
+    let other = call(&app, "GET", &uri, Some("\"v1-0000000000000000\"")).await;
+    assert_eq!(other.status, StatusCode::OK);
+    // The explorer's files too, by their own content.
+    for path in ["/", "/explorer.js", "/explorer.css"] {
+        let r = get(&app, path).await;
+        assert_eq!(r.status, StatusCode::OK, "{path}");
+        let tag = r.headers[header::ETAG].to_str().unwrap().to_string();
+        assert_eq!(call(&app, "GET", path, Some(&tag)).await.status, StatusCode::NOT_MODIFIED, "{path}");
+    }
+    assert!(String::from_utf8_lossy(&get(&app, "/").await.body).contains("<html"));
+}
+
+// ---- The binary over loopback ----
+
+/// A running `ostledb serve`, killed when dropped.
+struct Server {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Start `ostledb serve` on a free loopback port with `args`, and read where it listens.
+fn start(db: &Path, args: &[&str]) -> Server {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ostledb"))
+        .args(["serve", "--quiet", "--db"])
+        .arg(db)
+        .args(["--bind", "127.0.0.1:0"])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("ostledb serve starts");
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    let addr = first
+        .trim()
+        .strip_prefix("listening on http://")
+        .and_then(|a| a.strip_suffix('/'))
+        .unwrap_or_else(|| panic!("first line: {first:?}"))
+        .parse()
+        .unwrap();
+    Server { child, addr }
+}
+
+/// One HTTP/1.1 response read from a keep-alive connection: status and body.
+fn read_response(r: &mut BufReader<TcpStream>) -> std::io::Result<(u16, String)> {
+    let mut line = String::new();
+    if r.read_line(&mut line)? == 0 {
+        return Err(std::io::ErrorKind::UnexpectedEof.into());
+    }
+    let status: u16 = line.split(' ').nth(1).and_then(|s| s.parse().ok()).expect("a status line");
+    let mut len = 0;
+    loop {
+        line.clear();
+        r.read_line(&mut line)?;
+        if line.trim().is_empty() {
+            break;
+        }
+        if let Some((k, v)) = line.split_once(':')
+            && k.eq_ignore_ascii_case("content-length")
+        {
+            len = v.trim().parse().unwrap();
+        }
+    }
+    let mut body = vec![0; len];
+    r.read_exact(&mut body)?;
+    Ok((status, String::from_utf8(body).unwrap()))
+}
+
+fn connect(addr: SocketAddr) -> (TcpStream, BufReader<TcpStream>) {
+    let s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    s.set_nodelay(true).unwrap();
+    let r = BufReader::new(s.try_clone().unwrap());
+    (s, r)
+}
+
+fn request(s: &mut TcpStream, r: &mut BufReader<TcpStream>, path: &str) -> (u16, String) {
+    // One write per request: a request written in pieces meets Nagle's algorithm and a
+    // delayed ACK (40 ms a request).
+    s.write_all(format!("GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n").as_bytes()).unwrap();
+    read_response(r).unwrap()
+}
+
+/// Whether the server closed the connection within the read timeout (whatever it sent
+/// first, the reading ends with end of file or a reset, not a timeout).
+fn closed(r: &mut BufReader<TcpStream>) -> bool {
+    let mut rest = Vec::new();
+    match r.read_to_end(&mut rest) {
+        Ok(_) => true,
+        Err(e) => !matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut),
+    }
+}
+
+#[test]
+fn the_server_answers_every_position_as_query_does_over_one_connection() {
+    let dir = database(6);
+    let all = boards(dir);
+    let mut query = Command::new(env!("CARGO_BIN_EXE_ostledb"))
+        .args(["query", "-", "--quiet", "--db"])
+        .arg(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = query.stdin.take().unwrap();
+    let text = all.join("\n");
+    let feeder = std::thread::spawn(move || input.write_all(text.as_bytes()));
+    let out = query.wait_with_output().unwrap();
+    feeder.join().unwrap().unwrap();
+    assert!(out.status.success());
+    let lines: Vec<Value> = out
+        .stdout
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), all.len());
+
+    let server = start(dir, &[]);
+    let (mut s, mut r) = connect(server.addr);
+    for (b, mut want) in all.iter().zip(lines) {
+        let (status, body) = request(&mut s, &mut r, &format!("/api/v1/position?board={b}"));
+        assert_eq!(status, 200, "{b}: {body}");
+        want.as_object_mut().unwrap().remove("input");
+        assert_eq!(serde_json::from_str::<Value>(&body).unwrap(), want, "{b}");
+    }
+}
+
+#[test]
+fn slow_idle_and_oversized_clients_are_cut_off_and_others_still_answered() {
+    let server = start(database(6), &["--header-timeout", "1"]);
+    let b = &boards(database(6))[0];
+    let path = format!("/api/v1/position?board={b}");
+    // Half a request head, then nothing: closed after the header timeout.
+    let (mut slow, mut slow_r) = connect(server.addr);
+    write!(slow, "GET {path} HTTP/1.1\r\nHost: loc").unwrap();
+    let t = Instant::now();
+    assert!(closed(&mut slow_r), "a client that never finishes its head is cut off");
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    // An idle keep-alive connection is closed after as long.
+    let (mut idle, mut idle_r) = connect(server.addr);
+    assert_eq!(request(&mut idle, &mut idle_r, &path).0, 200);
+    let t = Instant::now();
+    assert!(closed(&mut idle_r));
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    // A 20 KB header: 431 and the connection closed.
+    let (mut big, mut big_r) = connect(server.addr);
+    write!(big, "GET {path} HTTP/1.1\r\nHost: localhost\r\nX-Pad: {}\r\n\r\n", "a".repeat(20_000)).unwrap();
+    let mut line = String::new();
+    big_r.read_line(&mut line).unwrap();
+    assert!(line.starts_with("HTTP/1.1 431"), "{line}");
+    // Meanwhile a well-behaved client is answered.
+    let (mut ok, mut ok_r) = connect(server.addr);
+    assert_eq!(request(&mut ok, &mut ok_r, &path).0, 200);
+}
+
+#[test]
+fn hundreds_of_connections_at_once_are_all_answered_and_sigterm_stops_cleanly() {
+    let mut server = start(database(6), &["--max-connections", "64"]);
+    let all = boards(database(6));
+    let addr = server.addr;
+    let clients: Vec<_> = (0..300)
+        .map(|i| {
+            let b = all[i * 7 % all.len()].clone();
+            std::thread::spawn(move || {
+                let (mut s, mut r) = connect(addr);
+                (0..5).map(|_| request(&mut s, &mut r, &format!("/api/v1/position?board={b}")).0).collect::<Vec<u16>>()
+            })
+        })
+        .collect();
+    for c in clients {
+        assert_eq!(c.join().unwrap(), vec![200; 5]);
+    }
+    let pid = server.child.id().to_string();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    let t = Instant::now();
+    loop {
+        if let Some(status) = server.child.try_wait().unwrap() {
+            assert!(status.success(), "{status:?}");
+            break;
+        }
+        assert!(t.elapsed() < Duration::from_secs(10), "SIGTERM stops the server");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
