@@ -5,7 +5,7 @@
 //! unknown path or method, a query string too long or not UTF-8), and ETags give 304.
 //! The binary, over loopback: it prints where it listens, answers every position of the
 //! database exactly as `ostledb query -` does over one keep-alive connection, closes a
-//! slow or idle client, refuses an oversized head, takes hundreds of connections at once
+//! slow or idle client, answers one that half-closes, refuses an oversized head, takes hundreds of connections at once
 //! and stops cleanly on SIGTERM.
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -475,6 +475,11 @@ fn slow_idle_and_oversized_clients_are_cut_off_and_others_still_answered() {
     let mut line = String::new();
     big_r.read_line(&mut line).unwrap();
     assert!(line.starts_with("HTTP/1.1 431"), "{line}");
+    // A client that shuts its write side after its request still gets the answer.
+    let (mut half, mut half_r) = connect(server.addr);
+    half.write_all(format!("GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n").as_bytes()).unwrap();
+    half.shutdown(std::net::Shutdown::Write).unwrap();
+    assert_eq!(read_response(&mut half_r).unwrap().0, 200);
     // Meanwhile a well-behaved client is answered.
     let (mut ok, mut ok_r) = connect(server.addr);
     assert_eq!(request(&mut ok, &mut ok_r, &path).0, 200);

@@ -36,6 +36,10 @@ pub async fn run(
         .timer(TokioTimer::new())
         .header_read_timeout(limits.header_timeout)
         .keep_alive(true)
+        // A client may shut its write side once its request is sent (`nc -N`, some
+        // scripts): it still gets its answer. Without this hyper drops the request at
+        // the end of file and the client gets nothing.
+        .half_close(true)
         .max_header_size(limits.max_head_bytes);
     tokio::pin!(shutdown);
     loop {
