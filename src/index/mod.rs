@@ -149,6 +149,14 @@ impl PhaseIndex {
         })
     }
 
+    /// Build every bitmap now, which [`PhaseIndex::index_of`] otherwise builds on first
+    /// use (a server does this at start, so that no request waits for one).
+    pub fn build_bitmaps(&self) {
+        for b in 0..self.bitmaps.len() {
+            self.bitmap(b as u32);
+        }
+    }
+
     /// The phase this index numbers.
     pub fn phase(&self) -> Phase {
         self.phase

@@ -253,6 +253,11 @@ impl BlockCache {
         Ok(d)
     }
 
+    /// The most bytes of decoded blocks it holds (about).
+    pub fn budget(&self) -> usize {
+        self.per_shard * SHARDS
+    }
+
     /// Bytes of decoded blocks held now.
     pub fn bytes(&self) -> usize {
         self.shards.iter().map(|s| s.lock().unwrap_or_else(|p| p.into_inner()).bytes).sum()

@@ -68,6 +68,10 @@ pub trait KeyIndex: Send + Sync {
     }
     /// Bytes of key data this backend holds on disk for this phase (0 for `rank`).
     fn key_bytes(&self) -> u64;
+    /// Build now what lookups would otherwise build on first use (the `rank` backend's
+    /// bitmaps of symmetric player sets), so that no later lookup pays for it. The
+    /// default has nothing to build.
+    fn prepare(&self) {}
 }
 
 /// Lookups run interleaved by the batched implementations: enough independent misses

@@ -54,6 +54,10 @@ impl KeyIndex for Rank {
     fn key_bytes(&self) -> u64 {
         0
     }
+
+    fn prepare(&self) {
+        self.index.build_bitmaps();
+    }
 }
 
 #[cfg(test)]
