@@ -514,3 +514,27 @@ fn hundreds_of_connections_at_once_are_all_answered_and_sigterm_stops_cleanly() 
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+#[test]
+fn warming_decodes_every_block_that_fits_and_no_more() {
+    use ostledb::store::OpenOptions;
+    use std::sync::atomic::AtomicBool;
+    let dir = database(6);
+    let open = |cache_bytes| Database::open_opts(dir, &OpenOptions { backend: None, cache_bytes }).unwrap();
+    let db = open(512 << 20);
+    let total: u64 = db
+        .meta()
+        .phases
+        .iter()
+        .map(|p| db.values(ostledb::game::Phase::new(p.player as u32, p.opponent as u32)).unwrap().blocks() as u64)
+        .sum();
+    assert_eq!(ostledb::serve::warm(&db, &AtomicBool::new(false)).unwrap(), total);
+    assert_eq!(db.cache().blocks() as u64, total);
+    // A cache of a few blocks: warming stops before it would evict.
+    let per_block = db.cache().bytes() / total as usize;
+    let small = open(per_block * 5);
+    let n = ostledb::serve::warm(&small, &AtomicBool::new(false)).unwrap();
+    assert!(n > 0 && n < total, "{n} of {total}");
+    assert!(small.cache().bytes() <= small.cache().budget(), "{} > {}", small.cache().bytes(), small.cache().budget());
+    assert_eq!(ostledb::serve::warm(&open(512 << 20), &AtomicBool::new(true)).unwrap(), 0, "a stop is heeded");
+}
