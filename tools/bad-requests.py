@@ -117,7 +117,7 @@ def main():
                 if line.lower().startswith(b"etag:"):
                     etag = line.split(b":", 1)[1].strip()
         bad |= reply.startswith(b"HTTP/1.1 5")
-        shown = data[:60].decode("latin-1").replace("\r\n", " ").replace("|", "\\|")
+        shown = data[:60].decode("latin-1").replace("\r", " ").replace("\n", " ").replace("|", "\\|")
         rows.append((name, shown, summary(reply) + ("" if reply else f" ({ended})"), f"{took * 1000:.0f} ms"))
 
     # A slow client: the request head one byte a second.
