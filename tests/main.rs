@@ -1,6 +1,9 @@
 //! Integration tests: one binary, one module per concern.
 
 mod bruteforce;
+// The web explorer in Chromium, through chromedriver.
+#[cfg(all(feature = "cli", feature = "serve"))]
+mod browser;
 // Runs the `ostledb` binary, which needs the `cli` feature (on by default).
 #[cfg(feature = "cli")]
 mod cli;

@@ -332,9 +332,9 @@ async fn answers_carry_the_database_etag_and_a_matching_request_gets_304() {
 // ---- The binary over loopback ----
 
 /// A running `ostledb serve`, killed when dropped.
-struct Server {
+pub(crate) struct Server {
     child: Child,
-    addr: SocketAddr,
+    pub(crate) addr: SocketAddr,
 }
 
 impl Drop for Server {
@@ -345,7 +345,7 @@ impl Drop for Server {
 }
 
 /// Start `ostledb serve` on a free loopback port with `args`, and read where it listens.
-fn start(db: &Path, args: &[&str]) -> Server {
+pub(crate) fn start(db: &Path, args: &[&str]) -> Server {
     let mut child = Command::new(env!("CARGO_BIN_EXE_ostledb"))
         .args(["serve", "--quiet", "--db"])
         .arg(db)
@@ -392,7 +392,7 @@ fn read_response(r: &mut BufReader<TcpStream>) -> std::io::Result<(u16, String)>
     Ok((status, String::from_utf8(body).unwrap()))
 }
 
-fn connect(addr: SocketAddr) -> (TcpStream, BufReader<TcpStream>) {
+pub(crate) fn connect(addr: SocketAddr) -> (TcpStream, BufReader<TcpStream>) {
     let s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
     s.set_nodelay(true).unwrap();
@@ -400,7 +400,7 @@ fn connect(addr: SocketAddr) -> (TcpStream, BufReader<TcpStream>) {
     (s, r)
 }
 
-fn request(s: &mut TcpStream, r: &mut BufReader<TcpStream>, path: &str) -> (u16, String) {
+pub(crate) fn request(s: &mut TcpStream, r: &mut BufReader<TcpStream>, path: &str) -> (u16, String) {
     // One write per request: a request written in pieces meets Nagle's algorithm and a
     // delayed ACK (40 ms a request).
     s.write_all(format!("GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n").as_bytes()).unwrap();

@@ -1,0 +1,313 @@
+//! The web explorer in a real browser: Debian's Chromium, driven through chromedriver by
+//! a small W3C WebDriver client written here (JSON over HTTP on loopback). The page is
+//! served by the `ostledb` binary from a copy of the committed 3x3 database. The test
+//! loads it, plays a move by clicking it in the move list, then one by clicking a piece
+//! and a direction, checks each time that the URL and the move list become those of the
+//! position the API names, undoes a move, and saves a screenshot
+//! (`target/explorer.png`). Chromium and chromedriver missing is a failure that names
+//! the packages, not a skip.
+
+use std::io::{BufRead, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::serve::{Server, connect, request, start};
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+const WAIT: Duration = Duration::from_secs(20);
+
+/// One HTTP/1.1 exchange with `Connection: close`: the status and the JSON body.
+fn http(addr: SocketAddr, method: &str, path: &str, body: Option<&Value>) -> std::io::Result<(u16, Value)> {
+    let mut s = TcpStream::connect(addr)?;
+    s.set_read_timeout(Some(Duration::from_secs(60)))?;
+    let body = body.map(|b| b.to_string()).unwrap_or_default();
+    let head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    s.write_all(head.as_bytes())?;
+    s.write_all(body.as_bytes())?;
+    // chromedriver keeps the connection open whatever the request says: read the head,
+    // then as many bytes as its Content-Length.
+    let mut r = std::io::BufReader::new(s);
+    let mut line = String::new();
+    r.read_line(&mut line)?;
+    let status = line.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    let mut len = 0;
+    loop {
+        line.clear();
+        if r.read_line(&mut line)? == 0 || line.trim().is_empty() {
+            break;
+        }
+        if let Some((k, v)) = line.split_once(':')
+            && k.eq_ignore_ascii_case("content-length")
+        {
+            len = v.trim().parse().unwrap_or(0);
+        }
+    }
+    let mut body = vec![0; len];
+    r.read_exact(&mut body)?;
+    let v = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    Ok((status, v))
+}
+
+/// A running chromedriver, killed when dropped.
+struct Driver {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+fn find(program: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH")?.to_str()?.split(':').map(|d| Path::new(d).join(program)).find(|p| p.is_file())
+}
+
+fn start_driver() -> Driver {
+    let missing: Vec<&str> =
+        [("chromium", Path::new(CHROMIUM).is_file()), ("chromium-driver", find("chromedriver").is_some())]
+            .into_iter()
+            .filter(|(_, there)| !there)
+            .map(|(p, _)| p)
+            .collect();
+    assert!(
+        missing.is_empty(),
+        "the browser test needs Debian's {}: `apt-get install chromium chromium-driver` (tools/test.sh and .ci/run install them)",
+        missing.join(" and ")
+    );
+    let port = free_port();
+    let child = Command::new(find("chromedriver").unwrap())
+        .arg(format!("--port={port}"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("chromedriver starts");
+    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let driver = Driver { child, addr };
+    let t = Instant::now();
+    while !matches!(http(addr, "GET", "/status", None), Ok((200, ref v)) if v["value"]["ready"] == true) {
+        assert!(t.elapsed() < WAIT, "chromedriver did not get ready in {WAIT:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    driver
+}
+
+/// A browser session; deleted (the browser closed) when dropped.
+struct Session {
+    driver: SocketAddr,
+    id: String,
+}
+
+const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
+
+impl Session {
+    fn new(driver: &Driver, profile: &Path) -> Session {
+        let caps = json!({"capabilities": {"alwaysMatch": {"browserName": "chrome", "goog:chromeOptions": {
+            "binary": CHROMIUM,
+            "args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                     "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                     "--disable-dev-shm-usage", format!("--user-data-dir={}", profile.display()),
+                     "--window-size=1200,900"]}}}});
+        let (status, v) = http(driver.addr, "POST", "/session", Some(&caps)).unwrap();
+        assert_eq!(status, 200, "a session: {v}");
+        Session { driver: driver.addr, id: v["value"]["sessionId"].as_str().unwrap().to_string() }
+    }
+
+    fn cmd(&self, method: &str, path: &str, body: Option<Value>) -> Value {
+        let path = format!("/session/{}{path}", self.id);
+        let (status, v) = http(self.driver, method, &path, body.as_ref()).unwrap();
+        assert_eq!(status, 200, "{method} {path}: {v}");
+        v["value"].clone()
+    }
+
+    fn go(&self, url: &str) {
+        self.cmd("POST", "/url", Some(json!({ "url": url })));
+    }
+
+    fn script(&self, js: &str) -> Value {
+        self.cmd("POST", "/execute/sync", Some(json!({ "script": js, "args": [] })))
+    }
+
+    fn click(&self, css: &str) {
+        let e = self.cmd("POST", "/element", Some(json!({"using": "css selector", "value": css})));
+        let id = e[ELEMENT].as_str().unwrap_or_else(|| panic!("no element {css}: {e}")).to_string();
+        self.cmd("POST", &format!("/element/{id}/click"), Some(json!({})));
+    }
+
+    /// Wait until `js` returns something other than null or false, and return it.
+    fn wait_for(&self, what: &str, js: &str) -> Value {
+        let t = Instant::now();
+        loop {
+            let v = self.script(js);
+            if !v.is_null() && v != false {
+                return v;
+            }
+            assert!(
+                t.elapsed() < WAIT,
+                "waited {WAIT:?} for {what}; the page says: {}",
+                self.script("return document.body.innerText")
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn screenshot(&self, to: &Path) {
+        let b64 = self.cmd("GET", "/screenshot", None);
+        std::fs::write(to, base64_decode(b64.as_str().unwrap())).unwrap();
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = http(self.driver, "DELETE", &format!("/session/{}", self.id), None);
+    }
+}
+
+fn base64_decode(s: &str) -> Vec<u8> {
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' => 62,
+        b'/' => 63,
+        _ => panic!("not base64: {c}"),
+    };
+    let clean: Vec<u8> = s.bytes().filter(|c| !c.is_ascii_whitespace() && *c != b'=').collect();
+    let mut out = Vec::with_capacity(clean.len() * 3 / 4);
+    for chunk in clean.chunks(4) {
+        let mut n = 0u32;
+        for (i, &c) in chunk.iter().enumerate() {
+            n |= (value(c) as u32) << (18 - 6 * i);
+        }
+        out.extend_from_slice(&n.to_be_bytes()[1..chunk.len()]);
+    }
+    out
+}
+
+/// The position object of `board` from the server.
+fn position(server: &Server, board: &str) -> Value {
+    let (mut s, mut r) = connect(server.addr);
+    let (status, body) = request(&mut s, &mut r, &format!("/api/v1/position?board={board}"));
+    assert_eq!(status, 200, "{body}");
+    serde_json::from_str(&body).unwrap()
+}
+
+/// The moves the page lists, in order.
+const LISTED: &str =
+    "const m = [...document.querySelectorAll('#movelist .mv')].map(b => b.dataset.move); return m.length ? m : null";
+
+fn names(a: &Value) -> Vec<Value> {
+    let mut v: Vec<Value> = a["moves"].as_array().unwrap().iter().map(|m| m["move"].clone()).collect();
+    v.sort_by_key(|m| m.as_str().unwrap().to_string());
+    v
+}
+
+fn sorted(v: Value) -> Vec<Value> {
+    let mut v = v.as_array().unwrap().clone();
+    v.sort_by_key(|m| m.as_str().unwrap().to_string());
+    v
+}
+
+fn url_board(session: &Session) -> String {
+    session.script("return new URLSearchParams(location.search).get('board')").as_str().unwrap().to_string()
+}
+
+#[test]
+fn the_explorer_plays_moves_by_clicks_and_follows_them_in_the_url() {
+    let t0 = Instant::now();
+    let dir = std::env::temp_dir().join(format!("ostledb-browser-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("db")).unwrap();
+    for f in std::fs::read_dir("tests/data/golden-v2").unwrap() {
+        let f = f.unwrap();
+        if f.file_name() != "ostledb.readers" {
+            std::fs::copy(f.path(), dir.join("db").join(f.file_name())).unwrap();
+        }
+    }
+    let server = start(&dir.join("db"), &[]);
+    let driver = start_driver();
+    let session = Session::new(&driver, &dir.join("profile"));
+    session.go(&format!("http://{}/", server.addr));
+
+    // The start position and its moves, as the API gives them.
+    let listed = session.wait_for("the move list", LISTED);
+    let start_board = url_board(&session);
+    let a = position(&server, &start_board);
+    assert_eq!(sorted(listed), names(&a), "the page lists the position's moves");
+    let status = session.script("return document.getElementById('status').textContent");
+    assert!(status.as_str().unwrap().contains("to move"), "{status}");
+
+    // 1. Click the first listed move that does not end the game.
+    let first = a["moves"].as_array().unwrap().iter().find(|m| m["forbidden"] == false && m["plies"] != 1).unwrap();
+    session.click(&format!("#movelist .mv[data-move='{}']", first["move"].as_str().unwrap()));
+    let child = first["child"].as_str().unwrap().to_string();
+    session.wait_for(
+        "the URL of the child",
+        &format!("return new URLSearchParams(location.search).get('board') === '{child}'"),
+    );
+    let b = position(&server, &child);
+    let want = serde_json::to_string(&names(&b)).unwrap();
+    session.wait_for(
+        "the child's move list",
+        &format!("{LISTED_FN} const m = listed(); return m && JSON.stringify(m.sort()) === JSON.stringify({want}.map(x => x).sort())"),
+    );
+    let prev = session.script("return new URLSearchParams(location.search).get('prev')");
+    assert_eq!(prev, start_board.as_str(), "the previous board is in the URL");
+
+    // 2. Click a piece, then a direction.
+    let side = 3;
+    let piece_move = b["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["forbidden"] == false && m["plies"] != 1 && !m["move"].as_str().unwrap().starts_with("hole"))
+        .expect("a piece move")
+        .clone();
+    let name = piece_move["move"].as_str().unwrap();
+    let (square, dir) = name.split_once('-').unwrap();
+    let col = (square.as_bytes()[0] - b'a') as usize;
+    let row = side - square[1..].parse::<usize>().unwrap();
+    session.click(&format!("#board .sq[data-sq='{}']", row * side + col));
+    session.wait_for("the direction pad", "return !document.getElementById('pad').hidden");
+    session.click(&format!("#pad button[data-dir='{dir}']"));
+    let grandchild = piece_move["child"].as_str().unwrap().to_string();
+    session.wait_for(
+        "the URL after a piece and a direction",
+        &format!("return new URLSearchParams(location.search).get('board') === '{grandchild}'"),
+    );
+    session.wait_for("the move list", LISTED);
+
+    // 3. Undo: back to the position after the first move.
+    session.click("#undo");
+    session.wait_for(
+        "the URL after undo",
+        &format!("return new URLSearchParams(location.search).get('board') === '{child}'"),
+    );
+    session.wait_for("the move list after undo", LISTED);
+
+    let shot = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/explorer.png");
+    session.screenshot(&shot);
+    let png = std::fs::read(&shot).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "a PNG screenshot");
+    eprintln!("browser test: {:.1} s, screenshot {} ({} bytes)", t0.elapsed().as_secs_f64(), shot.display(), png.len());
+    drop(session);
+    drop(driver);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+const LISTED_FN: &str =
+    "const listed = () => [...document.querySelectorAll('#movelist .mv')].map(b => b.dataset.move);";
