@@ -3,7 +3,8 @@
 //! served by the `ostledb` binary from a copy of the committed 3x3 database. The test
 //! loads it, plays a move by clicking it in the move list, then one by clicking a piece
 //! and a direction, checks each time that the URL and the move list become those of the
-//! position the API names, undoes a move, and saves a screenshot
+//! position the API names, undoes a move, shows the winning line, edits a board (an
+//! impossible one refused), lets the computer move, and saves a screenshot
 //! (`target/explorer.png`). Chromium and chromedriver missing is a failure that names
 //! the packages, not a skip.
 
@@ -198,7 +199,7 @@ fn base64_decode(s: &str) -> Vec<u8> {
     out
 }
 
-/// The position object of `board` from the server.
+/// The position object of `board` (which may go on with `&prev=...`) from the server.
 fn position(server: &Server, board: &str) -> Value {
     let (mut s, mut r) = connect(server.addr);
     let (status, body) = request(&mut s, &mut r, &format!("/api/v1/position?board={board}"));
@@ -299,6 +300,45 @@ fn the_explorer_plays_moves_by_clicks_and_follows_them_in_the_url() {
     );
     session.wait_for("the move list after undo", LISTED);
 
+    // 4. The winning line: one entry per ply of a decided position, or up to 200 of a draw.
+    let here = position(&server, &format!("{child}&prev={start_board}"));
+    session.click("#showline");
+    let n = session.wait_for(
+        "the principal variation",
+        "return document.getElementById('linebox').hidden ? null : document.querySelectorAll('#line li button').length",
+    );
+    match here["plies"].as_u64() {
+        Some(p) => assert_eq!(n.as_u64(), Some(p), "one button per ply of {child}"),
+        None => assert_eq!(n.as_u64(), Some(200)),
+    }
+
+    // 5. The editor: an impossible board gets a message and changes nothing; a good one
+    // is analysed.
+    session.click("#edit");
+    session.script("document.getElementById('boardtext').value = '333-111-222'");
+    session.click("#applytext");
+    let msg = session.wait_for("the editor's message", "return document.getElementById('editmsg').textContent || null");
+    assert!(msg.as_str().unwrap().contains("exactly one hole"), "{msg}");
+    session.script("document.getElementById('boardtext').value = '111-030-222'");
+    session.click("#applytext");
+    session.click("#editdone");
+    session.wait_for("the edited board", "return new URLSearchParams(location.search).get('board') === '111-030-222'");
+    let edited = position(&server, "111-030-222");
+    let want = serde_json::to_string(&names(&edited)).unwrap();
+    session.wait_for(
+        "the edited board's moves",
+        &format!(
+            "{LISTED_FN} const m = listed(); return m.length && JSON.stringify(m.sort()) === JSON.stringify({want})"
+        ),
+    );
+
+    // 6. The computer, set to play the side to move, moves by itself.
+    session.script("const s = document.getElementById('cpuside'); s.value = new URLSearchParams(location.search).get('turn') || 'a'; s.dispatchEvent(new Event('change'))");
+    session
+        .wait_for("the computer's move", "return new URLSearchParams(location.search).get('board') !== '111-030-222'");
+    session.script("const s = document.getElementById('cpuside'); s.value = ''; s.dispatchEvent(new Event('change'))");
+    session.wait_for("the move list", LISTED);
+
     let shot = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/explorer.png");
     session.screenshot(&shot);
     let png = std::fs::read(&shot).unwrap();
@@ -306,7 +346,7 @@ fn the_explorer_plays_moves_by_clicks_and_follows_them_in_the_url() {
     eprintln!("browser test: {:.1} s, screenshot {} ({} bytes)", t0.elapsed().as_secs_f64(), shot.display(), png.len());
     drop(session);
     drop(driver);
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 const LISTED_FN: &str =
