@@ -213,7 +213,7 @@ function render() {
   }
   drawBoard(S.board, S.turn);
   const t = $("turn");
-  t.innerHTML = S.over ? "" : `<span class="dot ${S.turn}"></span> ${NAMES[S.turn]} to move` +
+  t.innerHTML = S.over ? "" : `<span class="who"><span class="dot ${S.turn}"></span> ${NAMES[S.turn]} to move</span>` +
     (S.prev ? ` <span class="muted small">(${forbiddenNote()})</span>` : "");
   $("undo").disabled = S.depth === 0;
   $("redo").disabled = S.forward === 0;
