@@ -47,17 +47,7 @@ type Shared = State<Arc<App>>;
 /// The router of `ostledb serve` over `db`: the API, the explorer and JSON for every
 /// path and method it does not serve.
 pub fn router(db: Arc<Database>, limits: &Limits) -> Router {
-    let etag = HeaderValue::from_str(&format!("\"{VERSION}-{:016x}\"", db.identity())).expect("ASCII");
-    let app = Arc::new(App {
-        db,
-        etag,
-        probes: Arc::new(Semaphore::new(limits.max_probes.max(1))),
-        limits: limits.clone(),
-        started: Instant::now(),
-        requests: AtomicU64::new(0),
-        client_errors: AtomicU64::new(0),
-        server_errors: AtomicU64::new(0),
-    });
+    let app = Arc::new(App::new(db, limits));
     Router::new()
         .route("/api/v1/position", get(position))
         .route("/api/v1/line", get(line))
@@ -121,6 +111,20 @@ pub fn status_of(e: &Error) -> StatusCode {
 }
 
 impl App {
+    fn new(db: Arc<Database>, limits: &Limits) -> App {
+        let etag = HeaderValue::from_str(&format!("\"{VERSION}-{:016x}\"", db.identity())).expect("ASCII");
+        App {
+            db,
+            etag,
+            probes: Arc::new(Semaphore::new(limits.max_probes.max(1))),
+            limits: limits.clone(),
+            started: Instant::now(),
+            requests: AtomicU64::new(0),
+            client_errors: AtomicU64::new(0),
+            server_errors: AtomicU64::new(0),
+        }
+    }
+
     fn error(&self, e: Error) -> ApiError {
         let status = status_of(&e);
         let message = match &e {
@@ -506,6 +510,46 @@ async fn count(State(app): Shared, req: Request, next: Next) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
+
+    /// The committed 3x3 database of format v2.
+    fn golden() -> Arc<Database> {
+        Arc::new(Database::open(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/golden-v2")).unwrap())
+    }
+
+    #[tokio::test]
+    async fn a_full_probe_queue_gets_503_a_slow_probe_504_and_a_panic_500() {
+        let limits = Limits {
+            max_probes: 1,
+            queue_timeout: Duration::from_millis(50),
+            probe_timeout: Duration::from_millis(50),
+            ..Limits::default()
+        };
+        let app = Arc::new(App::new(golden(), &limits));
+        let held = app.probes.clone().acquire_owned().await.unwrap();
+        let e = app.probe(|_| Ok(())).await.unwrap_err();
+        assert_eq!(e.status, StatusCode::SERVICE_UNAVAILABLE);
+        assert!(e.message.contains("busy"), "{}", e.message);
+        assert_eq!(e.into_response().headers()[header::RETRY_AFTER], "1");
+        drop(held);
+        let e = app
+            .probe(|_| {
+                std::thread::sleep(Duration::from_millis(300));
+                Ok(())
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(e.status, StatusCode::GATEWAY_TIMEOUT);
+        // The slow probe keeps its slot to its end: the bound on probes holds.
+        assert_eq!(app.probes.available_permits(), 0);
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        assert_eq!(app.probes.available_permits(), 1);
+        // (A panic prints its backtrace, which may take longer than 50 ms.)
+        let app = Arc::new(App::new(golden(), &Limits { max_probes: 1, ..Limits::default() }));
+        let e = app.probe(|_| -> Result<(), Error> { panic!("a bug") }).await.unwrap_err();
+        assert_eq!(e.status, StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(app.probe(|db| Ok(db.geometry().side())).await.unwrap(), 3);
+    }
 
     #[test]
     fn percent_decoding_takes_escapes_and_plus_and_refuses_bad_ones() {
