@@ -167,6 +167,7 @@ function moveValue(m) {
 function drawMoves() {
   const box = $("movelist");
   box.innerHTML = "";
+  if (S.over) box.innerHTML = `<p class="muted">The game is over: no moves. Undo to go back.</p>`;
   if (S.over || !S.analysis) return;
   const groups = [["win", "Winning"], ["draw", "Drawing"], ["loss", "Losing"]];
   for (const [kind, title] of groups) {
@@ -256,8 +257,10 @@ async function load() {
   $("linebox").hidden = true;
   note("");
   if (S.over) {
-    const mover = NAMES[other(S.turn)];
-    setStatus(`Game over: ${mover} ${S.over === "win" ? "won" : "lost"} with the last move`, "over");
+    const mover = other(S.turn);
+    const winner = S.over === "win" ? mover : S.turn;
+    const how = S.over === "win" ? `${NAMES[mover]} took the second piece` : `${NAMES[mover]} lost its own second piece`;
+    setStatus(`Game over: ${NAMES[winner]} wins (${how})`, "over");
     render();
     return;
   }
