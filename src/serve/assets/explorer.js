@@ -247,8 +247,10 @@ function preview(m) {
 }
 
 function render() {
+  $("showline").disabled = S.editing || !!S.over || !S.analysis;
   if (S.editing) {
     drawBoard(S.board, S.turn);
+    $("turn").innerHTML = `<span class="who"><span class="dot ${S.turn}"></span> ${NAMES[S.turn]} to move</span>`;
     return;
   }
   drawBoard(S.board, S.turn);
@@ -258,7 +260,6 @@ function render() {
   $("undo").disabled = S.depth === 0;
   $("redo").disabled = S.forward === 0;
   $("best").disabled = !!S.over || !bestMove();
-  $("showline").disabled = !!S.over || !S.analysis;
   $("jsonlink").href = `/api/v1/position?${query()}`;
   drawMoves();
 }
@@ -422,15 +423,19 @@ function clickDirection(dir) {
 function setEditing(on) {
   S.editing = on;
   $("editor").hidden = !on;
-  $("edit").classList.toggle("primary", on);
+  $("playctl").hidden = on;
   $("pad").hidden = true;
   S.selected = null;
   if (on) {
+    S.beforeEdit = { board: S.board, turn: S.turn };
+    S.line = null;
+    markLine();
+    note("");
     clearTimeout(S.cpuTimer);
     $("boardtext").value = pretty(S.board);
     $("editmsg").textContent = "";
     setStatus("Editing: click squares to place what is selected", "draw");
-    $("movelist").innerHTML = "";
+    $("movelist").innerHTML = `<p class="muted">Editing the board: its moves appear when you press Done.</p>`;
   }
   render();
 }
@@ -472,9 +477,7 @@ async function finishEditing() {
     if (e.name !== "AbortError") $("editmsg").textContent = e.message;
     return;
   }
-  S.editing = false;
-  $("editor").hidden = true;
-  $("edit").classList.remove("primary");
+  setEditing(false);
   go({ prev: null, over: null });
 }
 
@@ -570,8 +573,14 @@ function wire() {
   $("hideline").addEventListener("click", () => { S.line = null; markLine(); });
   $("copyboard").addEventListener("click", () => copy(pretty(S.board), "Board"));
   $("copylink").addEventListener("click", () => copy(location.href, "Link"));
-  $("edit").addEventListener("click", () => setEditing(!S.editing));
+  $("edit").addEventListener("click", () => setEditing(true));
   $("editdone").addEventListener("click", finishEditing);
+  $("editcancel").addEventListener("click", () => {
+    Object.assign(S, S.beforeEdit);
+    setEditing(false);
+    load();
+  });
+  $("boardtext").addEventListener("keydown", (e) => { if (e.key === "Enter") $("applytext").click(); });
   $("swapsides").addEventListener("click", () => { S.board = swapDigits(S.board); S.turn = other(S.turn); $("boardtext").value = pretty(S.board); render(); });
   $("clear").addEventListener("click", () => {
     S.board = "0".repeat(S.side * S.side);
@@ -600,6 +609,11 @@ function wire() {
     else if (e.key === "ArrowLeft") { e.preventDefault(); $("undo").click(); }
     else if (e.key === "ArrowRight") { e.preventDefault(); $("redo").click(); }
     else if (e.key === "Escape") { S.selected = null; $("pad").hidden = true; render(); }
+  });
+  // Space on a focused button would also click it when the key comes up (undo, say):
+  // the key is the page's.
+  document.addEventListener("keyup", (e) => {
+    if (e.key === " " && !S.editing && !e.target.closest("input, select, textarea")) e.preventDefault();
   });
   window.addEventListener("popstate", (e) => {
     const depth = (e.state && e.state.depth) || 0;
