@@ -171,6 +171,7 @@ function statusOf(a) {
 
 function setStatus(text, cls) {
   const el = $("status");
+  document.title = `${text} · Ostle explorer`;
   el.textContent = text;
   el.className = `status ${cls || ""}`;
 }
@@ -256,12 +257,22 @@ function render() {
   drawBoard(S.board, S.turn);
   const t = $("turn");
   t.innerHTML = S.over ? "" : `<span class="who"><span class="dot ${S.turn}"></span> ${NAMES[S.turn]} to move</span>` +
-    (S.prev ? ` <span class="muted small">(${forbiddenNote()})</span>` : "");
+    (S.prev ? ` <span class="muted small">(${forbiddenNote()})</span>` : "") +
+    fromStart();
   $("undo").disabled = S.depth === 0;
   $("redo").disabled = S.forward === 0;
   $("best").disabled = !!S.over || !bestMove();
   $("jsonlink").href = `/api/v1/position?${query()}`;
   drawMoves();
+}
+
+// The breadth-first distance from the initial position, when the database stores it.
+function fromStart() {
+  const f = S.analysis && S.analysis.from_start;
+  if (!f || typeof f !== "object") return "";
+  const d = f.depth != null ? `${plyText(f.depth)} from the start`
+    : f.complete ? "not reachable from the start" : `not within ${plyText(f.searched_to)} of the start`;
+  return ` <span class="muted small">· ${d}</span>`;
 }
 
 function forbiddenNote() {
