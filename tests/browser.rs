@@ -3,13 +3,17 @@
 //! served by the `ostledb` binary from a copy of the committed 3x3 database. The test
 //! loads it, plays a move by clicking it in the move list, then one by clicking a piece
 //! and a direction, checks each time that the URL and the move list become those of the
-//! position the API names, undoes a move, shows the winning line, edits a board (an
-//! impossible one refused), lets the computer move, and saves a screenshot
-//! (`target/explorer.png`). Chromium and chromedriver missing is a failure that names
-//! the packages, not a skip.
+//! position the API names, undoes a move, plays the best move with the space key and
+//! takes it back with the left arrow, checks the forbidden move is listed greyed, shows
+//! the winning line and follows it to the game's end, edits a board (an impossible one
+//! refused), lets the computer move, and saves a screenshot (`target/explorer.png`).
+//! Chromium and chromedriver missing is a failure that names the packages, not a skip.
+//! Every wait is bounded; the server, chromedriver and the browser are stopped however
+//! the test ends.
 
 use std::io::{BufRead, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -56,7 +60,8 @@ fn http(addr: SocketAddr, method: &str, path: &str, body: Option<&Value>) -> std
     Ok((status, v))
 }
 
-/// A running chromedriver, killed when dropped.
+/// A running chromedriver in a process group of its own, killed with the browsers it
+/// started when dropped.
 struct Driver {
     child: Child,
     addr: SocketAddr,
@@ -64,8 +69,19 @@ struct Driver {
 
 impl Drop for Driver {
     fn drop(&mut self) {
+        // SAFETY: kill(2) on our own child's process group, which nothing else uses.
+        unsafe { libc::kill(-(self.child.id() as i32), libc::SIGKILL) };
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// A temporary directory, removed when dropped.
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 
@@ -95,6 +111,7 @@ fn start_driver() -> Driver {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
+        .process_group(0)
         .spawn()
         .expect("chromedriver starts");
     let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
@@ -166,6 +183,14 @@ impl Session {
         }
     }
 
+    /// Press and release `key` (a character, or a WebDriver key code such as `\u{E012}`)
+    /// where the page has its focus.
+    fn key(&self, key: &str) {
+        let actions = json!({"actions": [{"type": "key", "id": "keyboard", "actions": [
+            {"type": "keyDown", "value": key}, {"type": "keyUp", "value": key}]}]});
+        self.cmd("POST", "/actions", Some(actions));
+    }
+
     fn screenshot(&self, to: &Path) {
         let b64 = self.cmd("GET", "/screenshot", None);
         std::fs::write(to, base64_decode(b64.as_str().unwrap())).unwrap();
@@ -227,21 +252,40 @@ fn url_board(session: &Session) -> String {
     session.script("return new URLSearchParams(location.search).get('board')").as_str().unwrap().to_string()
 }
 
+/// Wait until the URL's `board` is `board`.
+fn wait_board(session: &Session, what: &str, board: &str) {
+    session.wait_for(what, &format!("return new URLSearchParams(location.search).get('board') === '{board}'"));
+}
+
+/// Wait until the page lists exactly the moves of the position object `a`.
+fn wait_moves(session: &Session, what: &str, a: &Value) {
+    let want = serde_json::to_string(&names(a)).unwrap();
+    session.wait_for(
+        what,
+        &format!(
+            "{LISTED_FN} const m = listed(); return m.length > 0 && JSON.stringify(m.sort()) === JSON.stringify({want})"
+        ),
+    );
+}
+
+const SPACE: &str = " ";
+const LEFT: &str = "\u{E012}";
+
 #[test]
-fn the_explorer_plays_moves_by_clicks_and_follows_them_in_the_url() {
+fn the_explorer_plays_moves_by_clicks_and_keys_and_follows_them_in_the_url() {
     let t0 = Instant::now();
-    let dir = std::env::temp_dir().join(format!("ostledb-browser-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("db")).unwrap();
+    let dir = TempDir(std::env::temp_dir().join(format!("ostledb-browser-{}", std::process::id())));
+    let _ = std::fs::remove_dir_all(&dir.0);
+    std::fs::create_dir_all(dir.0.join("db")).unwrap();
     for f in std::fs::read_dir("tests/data/golden-v2").unwrap() {
         let f = f.unwrap();
         if f.file_name() != "ostledb.readers" {
-            std::fs::copy(f.path(), dir.join("db").join(f.file_name())).unwrap();
+            std::fs::copy(f.path(), dir.0.join("db").join(f.file_name())).unwrap();
         }
     }
-    let server = start(&dir.join("db"), &[]);
+    let server = start(&dir.0.join("db"), &[]);
     let driver = start_driver();
-    let session = Session::new(&driver, &dir.join("profile"));
+    let session = Session::new(&driver, &dir.0.join("profile"));
     session.go(&format!("http://{}/", server.addr));
 
     // The start position and its moves, as the API gives them.
@@ -256,18 +300,28 @@ fn the_explorer_plays_moves_by_clicks_and_follows_them_in_the_url() {
     let first = a["moves"].as_array().unwrap().iter().find(|m| m["forbidden"] == false && m["plies"] != 1).unwrap();
     session.click(&format!("#movelist .mv[data-move='{}']", first["move"].as_str().unwrap()));
     let child = first["child"].as_str().unwrap().to_string();
-    session.wait_for(
-        "the URL of the child",
-        &format!("return new URLSearchParams(location.search).get('board') === '{child}'"),
-    );
-    let b = position(&server, &child);
-    let want = serde_json::to_string(&names(&b)).unwrap();
-    session.wait_for(
-        "the child's move list",
-        &format!("{LISTED_FN} const m = listed(); return m && JSON.stringify(m.sort()) === JSON.stringify({want}.map(x => x).sort())"),
-    );
+    wait_board(&session, "the URL of the child", &child);
+    let b = position(&server, &format!("{child}&prev={start_board}"));
+    wait_moves(&session, "the child's move list", &b);
     let prev = session.script("return new URLSearchParams(location.search).get('prev')");
     assert_eq!(prev, start_board.as_str(), "the previous board is in the URL");
+    // The move that would undo the first one is listed, greyed, and cannot be played.
+    let forbidden = session
+        .script("return [...document.querySelectorAll('#movelist .mv.forbidden')].map(b => [b.dataset.move, b.title])");
+    let want: Vec<&str> = b["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["forbidden"] == true)
+        .map(|m| m["move"].as_str().unwrap())
+        .collect();
+    let got: Vec<&str> = forbidden.as_array().unwrap().iter().map(|f| f[0].as_str().unwrap()).collect();
+    assert_eq!(got, want, "the forbidden move, greyed");
+    for f in forbidden.as_array().unwrap() {
+        assert!(f[1].as_str().unwrap().contains("undo the opponent's last move"), "{f}");
+        session.click(&format!("#movelist .mv[data-move='{}']", f[0].as_str().unwrap()));
+        assert_eq!(url_board(&session), child, "a click on the forbidden move plays nothing");
+    }
 
     // 2. Click a piece, then a direction.
     let side = 3;
@@ -286,33 +340,49 @@ fn the_explorer_plays_moves_by_clicks_and_follows_them_in_the_url() {
     session.wait_for("the direction pad", "return !document.getElementById('pad').hidden");
     session.click(&format!("#pad button[data-dir='{dir}']"));
     let grandchild = piece_move["child"].as_str().unwrap().to_string();
-    session.wait_for(
-        "the URL after a piece and a direction",
-        &format!("return new URLSearchParams(location.search).get('board') === '{grandchild}'"),
-    );
+    wait_board(&session, "the URL after a piece and a direction", &grandchild);
     session.wait_for("the move list", LISTED);
 
     // 3. Undo: back to the position after the first move.
     session.click("#undo");
-    session.wait_for(
-        "the URL after undo",
-        &format!("return new URLSearchParams(location.search).get('board') === '{child}'"),
-    );
-    session.wait_for("the move list after undo", LISTED);
+    wait_board(&session, "the URL after undo", &child);
+    wait_moves(&session, "the move list after undo", &b);
 
-    // 4. The winning line: one entry per ply of a decided position, or up to 200 of a draw.
-    let here = position(&server, &format!("{child}&prev={start_board}"));
+    // 4. Space plays the best move (with the undo button still focused, which must not
+    // take it back); the left arrow undoes it.
+    let best = b["moves"].as_array().unwrap().iter().find(|m| m["best"] == true && m["forbidden"] == false).unwrap();
+    session.key(SPACE);
+    wait_board(&session, "the best move played with space", best["child"].as_str().unwrap());
+    session.wait_for("the move list after space", LISTED);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(url_board(&session), best["child"].as_str().unwrap(), "space played one move and nothing else");
+    session.key(LEFT);
+    wait_board(&session, "the URL after the left arrow", &child);
+    wait_moves(&session, "the move list after the left arrow", &b);
+
+    // 5. The winning line: one entry per ply of a decided position, or up to 200 of a
+    // draw; the last ply of a decided line ends the game, and the page says so.
     session.click("#showline");
     let n = session.wait_for(
         "the principal variation",
         "return document.getElementById('linebox').hidden ? null : document.querySelectorAll('#line li button').length",
     );
-    match here["plies"].as_u64() {
-        Some(p) => assert_eq!(n.as_u64(), Some(p), "one button per ply of {child}"),
+    match b["plies"].as_u64() {
+        Some(p) => {
+            assert_eq!(n.as_u64(), Some(p), "one button per ply of {child}");
+            session.click(&format!("#line button[data-ply='{p}']"));
+            session.wait_for("the end of the game", "return new URLSearchParams(location.search).get('over')");
+            let status = session.wait_for(
+                "the result",
+                "const s = document.getElementById('status').textContent; return s.startsWith('Game over') && s",
+            );
+            let over = session.script("return document.getElementById('movelist').textContent");
+            assert!(over.as_str().unwrap().contains("wins"), "{status}: {over}");
+        }
         None => assert_eq!(n.as_u64(), Some(200)),
     }
 
-    // 5. The editor: an impossible board gets a message and changes nothing; a good one
+    // 6. The editor: an impossible board gets a message and changes nothing; a good one
     // is analysed.
     session.click("#edit");
     session.script("document.getElementById('boardtext').value = '333-111-222'");
@@ -322,17 +392,10 @@ fn the_explorer_plays_moves_by_clicks_and_follows_them_in_the_url() {
     session.script("document.getElementById('boardtext').value = '111-030-222'");
     session.click("#applytext");
     session.click("#editdone");
-    session.wait_for("the edited board", "return new URLSearchParams(location.search).get('board') === '111-030-222'");
-    let edited = position(&server, "111-030-222");
-    let want = serde_json::to_string(&names(&edited)).unwrap();
-    session.wait_for(
-        "the edited board's moves",
-        &format!(
-            "{LISTED_FN} const m = listed(); return m.length && JSON.stringify(m.sort()) === JSON.stringify({want})"
-        ),
-    );
+    wait_board(&session, "the edited board", "111-030-222");
+    wait_moves(&session, "the edited board's moves", &position(&server, "111-030-222"));
 
-    // 6. The computer, set to play the side to move, moves by itself.
+    // 7. The computer, set to play the side to move, moves by itself.
     session.script("const s = document.getElementById('cpuside'); s.value = new URLSearchParams(location.search).get('turn') || 'a'; s.dispatchEvent(new Event('change'))");
     session
         .wait_for("the computer's move", "return new URLSearchParams(location.search).get('board') !== '111-030-222'");
@@ -346,7 +409,7 @@ fn the_explorer_plays_moves_by_clicks_and_follows_them_in_the_url() {
     eprintln!("browser test: {:.1} s, screenshot {} ({} bytes)", t0.elapsed().as_secs_f64(), shot.display(), png.len());
     drop(session);
     drop(driver);
-    let _ = std::fs::remove_dir_all(dir);
+    drop(server);
 }
 
 const LISTED_FN: &str =

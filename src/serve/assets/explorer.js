@@ -25,6 +25,9 @@ const S = {
   put: "a",
   fetcher: null,    // the AbortController of the request in flight
   cpuTimer: null,
+  line: null,       // the positions of the winning line shown, or null
+  cpuPaused: false, // after back/undo the computer waits until asked or until a move is played
+  trail: [],        // the colour to move at each depth of the page's history (for undo against the computer)
 };
 
 const digits = (b) => b.replace(/-/g, "");
@@ -106,10 +109,18 @@ function drawBoard(board, turn, opts = {}) {
     sq.className = "sq";
     sq.dataset.sq = i;
     sq.setAttribute("aria-label", squareName(i) + (d === "3" ? " hole" : d === "0" ? " empty" : ` ${NAMES[colourOf(d, turn)]}`));
-    if (i % S.side === 0 || Math.floor(i / S.side) === S.side - 1) {
+    // Coordinates as on a chess board: the row numbers down the left edge, the column
+    // letters along the bottom.
+    if (i % S.side === 0) {
       const c = document.createElement("span");
-      c.className = "coord";
-      c.textContent = squareName(i);
+      c.className = "coord rank";
+      c.textContent = S.side - Math.floor(i / S.side);
+      sq.appendChild(c);
+    }
+    if (Math.floor(i / S.side) === S.side - 1) {
+      const c = document.createElement("span");
+      c.className = "coord file";
+      c.textContent = String.fromCharCode(97 + (i % S.side));
       sq.appendChild(c);
     }
     if (d === "3") {
@@ -122,7 +133,13 @@ function drawBoard(board, turn, opts = {}) {
       sq.appendChild(p);
     }
     if (S.editing || starts.has(i)) sq.classList.add("movable");
-    if (opts.from === i) sq.classList.add("from");
+    if (opts.from === i) {
+      sq.classList.add("from");
+      const a = document.createElement("span");
+      a.className = `arrow ${opts.dir}`;
+      a.textContent = ARROWS[opts.dir];
+      sq.appendChild(a);
+    }
     if (opts.to === i) sq.classList.add("to");
     if (S.selected === i && !opts.preview) sq.classList.add("selected");
     el.appendChild(sq);
@@ -154,6 +171,7 @@ function statusOf(a) {
 
 function setStatus(text, cls) {
   const el = $("status");
+  document.title = `${text} · Ostle explorer`;
   el.textContent = text;
   el.className = `status ${cls || ""}`;
 }
@@ -164,26 +182,46 @@ function moveValue(m) {
   return `${m.verdict === "win" ? "wins" : "loses"} in ${m.plies}`;
 }
 
+// What a move means for the side `who` that plays it.
+function moveSentence(m, who = S.turn) {
+  if (m.verdict === "draw") return "a draw";
+  if (m.plies === 1) return `${NAMES[who]} ${m.verdict === "win" ? "wins" : "loses"} at once: the game ends`;
+  return `${NAMES[who]} ${m.verdict === "win" ? "wins" : "loses"} in ${plyText(m.plies)}`;
+}
+
+// The result of a finished game, from the URL's `over` (the last mover won or lost).
+function overText() {
+  const mover = NAMES[other(S.turn)];
+  return S.over === "win"
+    ? [`Game over: ${mover} wins`, `${mover}'s last move took a piece of ${NAMES[S.turn]}, who has too few left.`]
+    : [`Game over: ${NAMES[S.turn]} wins`, `${mover}'s last move pushed off one of ${mover}'s own pieces, and ${mover} has too few left.`];
+}
+
 function drawMoves() {
   const box = $("movelist");
   box.innerHTML = "";
-  if (S.over) box.innerHTML = `<p class="muted">The game is over: no moves. Undo to go back.</p>`;
-  if (S.over || !S.analysis) return;
-  const groups = [["win", "Winning"], ["draw", "Drawing"], ["loss", "Losing"]];
+  if (S.over) {
+    const [title, why] = overText();
+    box.innerHTML = `<div class="over"><strong>${title}</strong><p>${why}</p><p class="muted">No moves: undo (←) to go back.</p></div>`;
+    return;
+  }
+  if (!S.analysis) return;
+  const groups = [["win", "Winning"], ["draw", "Drawing"], ["loss", "Losing"], ["forbidden", "Forbidden"]];
   for (const [kind, title] of groups) {
-    const list = S.analysis.moves.filter((m) => m.verdict === kind);
+    const list = S.analysis.moves.filter((m) => kind === "forbidden" ? m.forbidden : !m.forbidden && m.verdict === kind);
     if (!list.length) continue;
     const g = document.createElement("div");
     g.className = `group ${kind}`;
-    g.innerHTML = `<h3>${title} (${list.length})</h3>`;
+    g.innerHTML = `<h3>${title} (${list.length})</h3>` +
+      (kind === "forbidden" ? `<p class="why muted">It would undo the opponent's last move, which the rules do not allow.</p>` : "");
     for (const m of list) {
       const b = document.createElement("button");
       b.className = "mv" + (m.forbidden ? " forbidden" : "");
       b.dataset.move = m.move;
-      const badges = (m.best ? `<span class="badge best">best</span>` : "") +
+      const badges = m.forbidden ? "" : (m.best ? `<span class="badge best">best</span>` : "") +
         (m.plies === 1 ? `<span class="badge end">ends the game</span>` : "") +
         (m.removes !== "nothing" && m.plies !== 1 ? `<span class="badge end">${m.removes === "own" ? "drops own piece" : "captures"}</span>` : "");
-      b.innerHTML = `<span><span class="name">${m.move}</span>${badges}</span><span class="val">${m.forbidden ? "forbidden" : moveValue(m)}</span>`;
+      b.innerHTML = `<span><span class="name">${m.move}</span>${badges}</span><span class="val">${m.forbidden ? "cannot be played" : moveValue(m)}</span>`;
       if (m.forbidden) {
         b.title = "Forbidden: it would undo the opponent's last move";
         b.setAttribute("aria-disabled", "true");
@@ -204,24 +242,37 @@ function drawMoves() {
 function preview(m) {
   if (S.editing) return;
   const p = parseMove(m.move, S.board);
-  drawBoard(digits(m.child), other(S.turn), { preview: true, from: p && p.from, to: p && p.to });
+  drawBoard(digits(m.child), other(S.turn), { preview: true, from: p && p.from, to: p && p.to, dir: p && p.dir });
+  $("turn").innerHTML = `<span class="who">After <b class="mono">${m.move}</b>:</span> <span class="muted">` +
+    (m.forbidden ? "forbidden, it would undo the opponent's last move" : moveSentence(m)) + "</span>";
 }
 
 function render() {
+  $("showline").disabled = S.editing || !!S.over || !S.analysis;
   if (S.editing) {
     drawBoard(S.board, S.turn);
+    $("turn").innerHTML = `<span class="who"><span class="dot ${S.turn}"></span> ${NAMES[S.turn]} to move</span>`;
     return;
   }
   drawBoard(S.board, S.turn);
   const t = $("turn");
   t.innerHTML = S.over ? "" : `<span class="who"><span class="dot ${S.turn}"></span> ${NAMES[S.turn]} to move</span>` +
-    (S.prev ? ` <span class="muted small">(${forbiddenNote()})</span>` : "");
+    (S.prev ? ` <span class="muted small">(${forbiddenNote()})</span>` : "") +
+    fromStart();
   $("undo").disabled = S.depth === 0;
   $("redo").disabled = S.forward === 0;
   $("best").disabled = !!S.over || !bestMove();
-  $("showline").disabled = !!S.over || !S.analysis;
   $("jsonlink").href = `/api/v1/position?${query()}`;
   drawMoves();
+}
+
+// The breadth-first distance from the initial position, when the database stores it.
+function fromStart() {
+  const f = S.analysis && S.analysis.from_start;
+  if (!f || typeof f !== "object") return "";
+  const d = f.depth != null ? `${plyText(f.depth)} from the start`
+    : f.complete ? "not reachable from the start" : `not within ${plyText(f.searched_to)} of the start`;
+  return ` <span class="muted small">· ${d}</span>`;
 }
 
 function forbiddenNote() {
@@ -254,13 +305,10 @@ async function load() {
   S.selected = null;
   $("pad").hidden = true;
   S.analysis = null;
-  $("linebox").hidden = true;
+  markLine();
   note("");
   if (S.over) {
-    const mover = other(S.turn);
-    const winner = S.over === "win" ? mover : S.turn;
-    const how = S.over === "win" ? `${NAMES[mover]} took the second piece` : `${NAMES[mover]} lost its own second piece`;
-    setStatus(`Game over: ${NAMES[winner]} wins (${how})`, "over");
+    setStatus(overText()[0], "over");
     render();
     return;
   }
@@ -284,12 +332,28 @@ function go(next, push = true) {
     S.depth += 1;
     S.forward = 0;
     history.pushState({ depth: S.depth }, "", urlOf());
+    S.trail.length = S.depth;
   }
+  S.trail[S.depth] = S.turn;
   load();
+}
+
+// Undo one ply; against the computer, back to the last position where the player was
+// to move (so the computer does not answer the undo at once).
+function undo() {
+  if (S.depth === 0) return;
+  const cpu = $("cpuside").value;
+  const n = cpu && S.depth >= 2 && S.trail[S.depth - 1] === cpu ? 2 : 1;
+  history.go(-n);
+}
+
+function redo() {
+  if (S.forward > 0) history.forward();
 }
 
 function play(m) {
   if (S.over || !S.analysis) return;
+  S.cpuPaused = false;
   go({ prev: S.board, board: digits(m.child), turn: other(S.turn), over: m.plies === 1 ? m.verdict : null });
 }
 
@@ -324,7 +388,10 @@ function startBoard() {
 function scheduleComputer() {
   clearTimeout(S.cpuTimer);
   const side = $("cpuside").value;
-  if (!side || side !== S.turn || S.over || !S.analysis || S.editing) return;
+  const due = side && side === S.turn && !S.over && S.analysis && !S.editing;
+  $("cpugo").hidden = !(due && S.cpuPaused);
+  if (!due || S.cpuPaused) return;
+  note(`${NAMES[S.turn]} (the computer, ${$("cpulevel").value}) is thinking…`, true);
   S.cpuTimer = setTimeout(async () => {
     try {
       const r = await api(`/api/v1/play?${query(`&level=${$("cpulevel").value}`)}`);
@@ -367,15 +434,19 @@ function clickDirection(dir) {
 function setEditing(on) {
   S.editing = on;
   $("editor").hidden = !on;
-  $("edit").classList.toggle("primary", on);
+  $("playctl").hidden = on;
   $("pad").hidden = true;
   S.selected = null;
   if (on) {
+    S.beforeEdit = { board: S.board, turn: S.turn };
+    S.line = null;
+    markLine();
+    note("");
     clearTimeout(S.cpuTimer);
     $("boardtext").value = pretty(S.board);
     $("editmsg").textContent = "";
     setStatus("Editing: click squares to place what is selected", "draw");
-    $("movelist").innerHTML = "";
+    $("movelist").innerHTML = `<p class="muted">Editing the board: its moves appear when you press Done.</p>`;
   }
   render();
 }
@@ -417,9 +488,7 @@ async function finishEditing() {
     if (e.name !== "AbortError") $("editmsg").textContent = e.message;
     return;
   }
-  S.editing = false;
-  $("editor").hidden = true;
-  $("edit").classList.remove("primary");
+  setEditing(false);
   go({ prev: null, over: null });
 }
 
@@ -432,29 +501,56 @@ async function showLine() {
     ol.innerHTML = "";
     let turn = S.turn;
     let prev = S.prev;
+    const plies = [{ board: S.board, prev: S.prev, turn: S.turn, over: null }];
     r.line.forEach((step, k) => {
+      const m = step.move;
+      const before = digits(step.board);
+      const at = { board: digits(m.child), prev: before, turn: other(turn), over: m.plies === 1 ? m.verdict : null };
+      plies.push(at);
       const li = document.createElement("li");
       const b = document.createElement("button");
-      b.innerHTML = `<span class="dot ${turn}"></span> ${step.move.move}`;
-      const at = { board: digits(step.board), prev, turn };
-      b.title = `go to the position before this move (${step.text})`;
-      b.addEventListener("click", () => go({ ...at, over: null }));
+      b.dataset.ply = k + 1;
+      b.innerHTML = `<span class="n">${k + 1}.</span><span class="dot ${turn}"></span><span class="mono">${m.move}</span>`;
+      b.title = `${NAMES[turn]} ${moveValue(m)}: go to the position after this move`;
+      const mover = turn;
+      b.addEventListener("click", () => go({ ...at }));
+      b.addEventListener("mouseenter", () => {
+        if (S.editing) return;
+        const p = parseMove(m.move, before);
+        drawBoard(at.board, at.turn, { preview: true, from: p && p.from, to: p && p.to, dir: p && p.dir });
+        $("turn").innerHTML = `<span class="who">After ply ${k + 1}, <b class="mono">${m.move}</b>:</span> <span class="muted">${moveSentence(m, mover)}</span>`;
+      });
+      b.addEventListener("mouseleave", () => render());
       li.appendChild(b);
-      li.appendChild(document.createTextNode(` ${moveValue(step.move)}`));
       ol.appendChild(li);
-      prev = digits(step.board);
+      prev = before;
       turn = other(turn);
-      if (k === r.line.length - 1 && step.move.plies !== 1) {
+      if (k === r.line.length - 1) {
         const more = document.createElement("li");
-        more.className = "muted";
-        more.textContent = r.verdict === "draw" ? "… a draw goes on for ever" : "…";
+        more.className = "muted end";
+        more.textContent = m.plies === 1
+          ? (m.verdict === "win" ? `${NAMES[mover]} wins` : `${NAMES[other(mover)]} wins`)
+          : r.verdict === "draw" ? "… a draw goes on for ever" : "…";
         ol.appendChild(more);
       }
     });
+    const [text] = statusOf(r);
+    $("linetitle").textContent = r.verdict === "draw" ? "Best play: a draw" : `Best play: ${text.replace(" to move", "")}`;
+    S.line = plies;
     $("linebox").hidden = false;
+    markLine();
+    $("linebox").scrollIntoView({ block: "nearest", behavior: "smooth" });
   } catch (e) {
     if (e.name !== "AbortError") note(e.message);
   }
+}
+
+// Keeps the winning line shown while the position is on it, with the current ply marked.
+function markLine() {
+  if (!S.line) { $("linebox").hidden = true; return; }
+  const k = S.line.findIndex((p) => p.board === S.board && p.prev === S.prev && p.turn === S.turn);
+  if (k < 0) { S.line = null; $("linebox").hidden = true; return; }
+  for (const b of document.querySelectorAll("#line button")) b.classList.toggle("here", +b.dataset.ply === k);
 }
 
 // ---- copying ----
@@ -481,14 +577,21 @@ function wire() {
     if (sq) clickSquare(parseInt(sq.dataset.sq, 10));
   });
   for (const b of document.querySelectorAll("#pad button")) b.addEventListener("click", () => clickDirection(b.dataset.dir));
-  $("undo").addEventListener("click", () => { if (S.depth > 0) history.back(); });
-  $("redo").addEventListener("click", () => { if (S.forward > 0) history.forward(); });
+  $("undo").addEventListener("click", undo);
+  $("redo").addEventListener("click", redo);
   $("best").addEventListener("click", () => { const m = bestMove(); if (m) play(m); });
   $("showline").addEventListener("click", showLine);
+  $("hideline").addEventListener("click", () => { S.line = null; markLine(); });
   $("copyboard").addEventListener("click", () => copy(pretty(S.board), "Board"));
   $("copylink").addEventListener("click", () => copy(location.href, "Link"));
-  $("edit").addEventListener("click", () => setEditing(!S.editing));
+  $("edit").addEventListener("click", () => setEditing(true));
   $("editdone").addEventListener("click", finishEditing);
+  $("editcancel").addEventListener("click", () => {
+    Object.assign(S, S.beforeEdit);
+    setEditing(false);
+    load();
+  });
+  $("boardtext").addEventListener("keydown", (e) => { if (e.key === "Enter") $("applytext").click(); });
   $("swapsides").addEventListener("click", () => { S.board = swapDigits(S.board); S.turn = other(S.turn); $("boardtext").value = pretty(S.board); render(); });
   $("clear").addEventListener("click", () => {
     S.board = "0".repeat(S.side * S.side);
@@ -509,7 +612,8 @@ function wire() {
       for (const x of document.querySelectorAll(".palette button")) x.classList.toggle("sel", x === b);
     });
   }
-  $("cpuside").addEventListener("change", scheduleComputer);
+  $("cpuside").addEventListener("change", () => { S.cpuPaused = false; scheduleComputer(); });
+  $("cpugo").addEventListener("click", () => { S.cpuPaused = false; scheduleComputer(); });
   document.addEventListener("keydown", (e) => {
     if (e.target.closest("input, select, textarea") || e.ctrlKey || e.metaKey || e.altKey) return;
     if (e.key === " " && !S.editing) { e.preventDefault(); $("best").click(); }
@@ -517,12 +621,19 @@ function wire() {
     else if (e.key === "ArrowRight") { e.preventDefault(); $("redo").click(); }
     else if (e.key === "Escape") { S.selected = null; $("pad").hidden = true; render(); }
   });
+  // Space on a focused button would also click it when the key comes up (undo, say):
+  // the key is the page's.
+  document.addEventListener("keyup", (e) => {
+    if (e.key === " " && !S.editing && !e.target.closest("input, select, textarea")) e.preventDefault();
+  });
   window.addEventListener("popstate", (e) => {
     const depth = (e.state && e.state.depth) || 0;
     S.forward = Math.max(0, S.forward + (S.depth - depth));
     S.depth = depth;
     if (S.editing) setEditing(false);
     readUrl();
+    S.trail[S.depth] = S.turn;
+    S.cpuPaused = true;
     $("pad").hidden = true;
     load();
   });
@@ -541,6 +652,7 @@ async function start() {
   $("dbinfo").textContent = `${S.side}×${S.side} board · database of ${held} · ostledb ${S.stats.ostledb}`;
   readUrl();
   history.replaceState({ depth: 0 }, "", urlOf());
+  S.trail[0] = S.turn;
   load();
 }
 
