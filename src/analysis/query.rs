@@ -160,9 +160,8 @@ impl Database {
             .into_iter()
             .map(|v| {
                 let (verdict, plies) = Verdict::of(false, v.outcome);
-                let child = play(g, board, v.mv).expect("listed moves are legal").child;
                 MoveLine {
-                    child: format_board(g, &child),
+                    child: format_board(g, &v.child),
                     notation: format_move(g, v.mv),
                     index: v.index,
                     mv: v.mv,

@@ -19,6 +19,8 @@ pub struct MoveValue {
     pub removal: Removal,
     /// The value of playing it, for the mover.
     pub outcome: Outcome,
+    /// The position it leads to, seen from the side to move next.
+    pub child: Position,
 }
 
 /// The value of every move of `pos` (in `pos`'s own move-list order, nothing forbidden),
@@ -68,7 +70,7 @@ fn value_played(
                 child_value(geom, src, target, &r.child)?.parent()
             }
         };
-        out.push(MoveValue { index: i + 1, mv: *mv, removal: r.removal, outcome });
+        out.push(MoveValue { index: i + 1, mv: *mv, removal: r.removal, outcome, child: r.child });
     }
     Ok(out)
 }
