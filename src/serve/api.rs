@@ -32,7 +32,9 @@ pub const VERSION: &str = "v1";
 /// What every handler shares.
 struct App {
     db: Arc<Database>,
-    /// The ETag of every cacheable answer: the database's identity.
+    /// The database's identity, in hex (`stats`, `health`).
+    identity: String,
+    /// The ETag of every cacheable answer: `"v1-<identity>"`.
     etag: HeaderValue,
     probes: Arc<Semaphore>,
     limits: Limits,
@@ -112,9 +114,11 @@ pub fn status_of(e: &Error) -> StatusCode {
 
 impl App {
     fn new(db: Arc<Database>, limits: &Limits) -> App {
-        let etag = HeaderValue::from_str(&format!("\"{VERSION}-{:016x}\"", db.identity())).expect("ASCII");
+        let identity = format!("{:016x}", db.identity());
+        let etag = HeaderValue::from_str(&format!("\"{VERSION}-{identity}\"")).expect("ASCII");
         App {
             db,
+            identity,
             etag,
             probes: Arc::new(Semaphore::new(limits.max_probes.max(1))),
             limits: limits.clone(),
@@ -412,7 +416,7 @@ async fn stats(State(app): Shared, uri: Uri, headers: HeaderMap) -> Result<Respo
     let s = Stats {
         api: VERSION,
         ostledb: env!("CARGO_PKG_VERSION"),
-        identity: format!("{:016x}", app.db.identity()),
+        identity: app.identity.clone(),
         side: m.side,
         start_pieces: m.start_pieces,
         max_pieces: m.max_pieces,
@@ -455,7 +459,7 @@ async fn health(State(app): Shared, uri: Uri) -> Result<Response, ApiError> {
     Params::parse(&uri, &[], app.limits.max_query_bytes)?;
     let h = Health {
         status: "ok",
-        identity: format!("{:016x}", app.db.identity()),
+        identity: app.identity.clone(),
         uptime_seconds: app.started.elapsed().as_secs(),
         requests: app.requests.load(Ordering::Relaxed),
         client_errors: app.client_errors.load(Ordering::Relaxed),
