@@ -11,7 +11,7 @@
 //! Every wait is bounded; the server, chromedriver and the browser are stopped however
 //! the test ends.
 
-use std::io::{BufRead, Read, Write};
+use std::io::Write;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::serve::{Server, connect, request, start};
+use crate::serve::{Server, connect, read_response, request, start};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 const WAIT: Duration = Duration::from_secs(20);
@@ -36,27 +36,10 @@ fn http(addr: SocketAddr, method: &str, path: &str, body: Option<&Value>) -> std
     );
     s.write_all(head.as_bytes())?;
     s.write_all(body.as_bytes())?;
-    // chromedriver keeps the connection open whatever the request says: read the head,
-    // then as many bytes as its Content-Length.
-    let mut r = std::io::BufReader::new(s);
-    let mut line = String::new();
-    r.read_line(&mut line)?;
-    let status = line.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
-    let mut len = 0;
-    loop {
-        line.clear();
-        if r.read_line(&mut line)? == 0 || line.trim().is_empty() {
-            break;
-        }
-        if let Some((k, v)) = line.split_once(':')
-            && k.eq_ignore_ascii_case("content-length")
-        {
-            len = v.trim().parse().unwrap_or(0);
-        }
-    }
-    let mut body = vec![0; len];
-    r.read_exact(&mut body)?;
-    let v = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    // chromedriver keeps the connection open whatever the request says: read the
+    // response by its Content-Length, as the server's tests do.
+    let (status, body) = read_response(&mut std::io::BufReader::new(s))?;
+    let v = serde_json::from_str(&body).unwrap_or(Value::Null);
     Ok((status, v))
 }
 

@@ -368,7 +368,7 @@ pub(crate) fn start(db: &Path, args: &[&str]) -> Server {
 }
 
 /// One HTTP/1.1 response read from a keep-alive connection: status and body.
-fn read_response(r: &mut BufReader<TcpStream>) -> std::io::Result<(u16, String)> {
+pub(crate) fn read_response(r: &mut BufReader<TcpStream>) -> std::io::Result<(u16, String)> {
     let mut line = String::new();
     if r.read_line(&mut line)? == 0 {
         return Err(std::io::ErrorKind::UnexpectedEof.into());
