@@ -522,12 +522,7 @@ fn warming_decodes_every_block_that_fits_and_no_more() {
     let dir = database(6);
     let open = |cache_bytes| Database::open_opts(dir, &OpenOptions { backend: None, cache_bytes }).unwrap();
     let db = open(512 << 20);
-    let total: u64 = db
-        .meta()
-        .phases
-        .iter()
-        .map(|p| db.values(ostledb::game::Phase::new(p.player as u32, p.opponent as u32)).unwrap().blocks() as u64)
-        .sum();
+    let total: u64 = db.meta().phases.iter().map(|p| db.values(p.phase()).unwrap().blocks() as u64).sum();
     assert_eq!(ostledb::serve::warm(&db, &AtomicBool::new(false)).unwrap(), total);
     assert_eq!(db.cache().blocks() as u64, total);
     // A cache of a few blocks: warming stops before it would evict.

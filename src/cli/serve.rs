@@ -99,7 +99,7 @@ pub fn run(args: ServeArgs) -> Result<(), Error> {
         .build()
         .map_err(|e| Error::InvalidArgument(format!("cannot start the server's threads: {e}")))?;
     let app = crate::serve::router(db.clone(), &limits);
-    let phases: Vec<String> = db.meta().phases.iter().map(|p| format!("({},{})", p.player, p.opponent)).collect();
+    let phases: Vec<String> = db.meta().phases.iter().map(|p| p.phase().to_string()).collect();
     // Ready the database before the first request: connections made meanwhile wait in
     // the listen backlog, and scripts wait for the line below.
     if !args.no_warm {

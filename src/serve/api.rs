@@ -133,8 +133,7 @@ impl App {
         let status = status_of(&e);
         let message = match &e {
             Error::MissingDatabase { phase, .. } => {
-                let held: Vec<String> =
-                    self.db.meta().phases.iter().map(|p| format!("({},{})", p.player, p.opponent)).collect();
+                let held: Vec<String> = self.db.meta().phases.iter().map(|p| p.phase().to_string()).collect();
                 format!(
                     "phase {phase} is not in this database, which holds {}; a board of it is answered by a database solved with more pieces",
                     held.join(", ")
@@ -428,7 +427,7 @@ async fn stats(State(app): Shared, uri: Uri, headers: HeaderMap) -> Result<Respo
             .phases
             .iter()
             .map(|p| PhaseCounts {
-                phase: format!("({},{})", p.player, p.opponent),
+                phase: p.phase().to_string(),
                 player: p.player,
                 opponent: p.opponent,
                 positions: p.positions,

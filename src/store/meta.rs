@@ -58,6 +58,13 @@ pub struct PhaseMeta {
     pub draw: u64,
 }
 
+impl PhaseMeta {
+    /// The phase this entry describes (its `Display` is `(4,4)`).
+    pub fn phase(&self) -> crate::game::Phase {
+        crate::game::Phase::new(self.player as u32, self.opponent as u32)
+    }
+}
+
 /// The metadata of a database.
 #[derive(Clone, Debug, PartialEq, Eq, bincode::Encode, bincode::Decode, serde::Serialize)]
 pub struct Meta {
