@@ -254,12 +254,14 @@ impl Params {
         self.0.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
     }
 
-    fn board(&self) -> Result<&str, ApiError> {
-        self.get("board").ok_or_else(|| {
+    /// `board` (required) and `prev`, owned, for a probe thread.
+    fn board_and_prev(&self) -> Result<(String, Option<String>), ApiError> {
+        let board = self.get("board").ok_or_else(|| {
             ApiError::bad(
                 "the parameter `board` is missing: give a board of 25 digits, e.g. board=22220-00000-00300-00000-11110",
             )
-        })
+        })?;
+        Ok((board.to_string(), self.get("prev").map(str::to_string)))
     }
 
     /// A whole number parameter in `range`, or `default`.
@@ -310,7 +312,7 @@ fn decode(s: &str) -> Result<String, ApiError> {
 /// `GET /api/v1/position?board=B[&prev=P]`: what `ostledb query --json` prints.
 async fn position(State(app): Shared, uri: Uri, headers: HeaderMap) -> Result<Response, ApiError> {
     let p = Params::parse(&uri, &["board", "prev"], app.limits.max_query_bytes)?;
-    let (board, prev) = (p.board()?.to_string(), p.get("prev").map(str::to_string));
+    let (board, prev) = p.board_and_prev()?;
     if let Some(r) = app.not_modified(&headers) {
         return Ok(r);
     }
@@ -323,7 +325,7 @@ async fn position(State(app): Shared, uri: Uri, headers: HeaderMap) -> Result<Re
 async fn line(State(app): Shared, uri: Uri, headers: HeaderMap) -> Result<Response, ApiError> {
     let p = Params::parse(&uri, &["board", "prev", "max_plies"], app.limits.max_query_bytes)?;
     let plies = p.number("max_plies", 1..=app.limits.max_line_plies as u64, 40)? as u32;
-    let (board, prev) = (p.board()?.to_string(), p.get("prev").map(str::to_string));
+    let (board, prev) = p.board_and_prev()?;
     if let Some(r) = app.not_modified(&headers) {
         return Ok(r);
     }
@@ -348,7 +350,7 @@ async fn play(State(app): Shared, uri: Uri, headers: HeaderMap) -> Result<Respon
     let fixed = p.get("seed").is_some();
     let seed = p.number("seed", 0..=u64::MAX, 0)?;
     let seed = if fixed { seed } else { fresh_seed() };
-    let (board, prev) = (p.board()?.to_string(), p.get("prev").map(str::to_string));
+    let (board, prev) = p.board_and_prev()?;
     if fixed && let Some(r) = app.not_modified(&headers) {
         return Ok(r);
     }
