@@ -149,13 +149,16 @@ pub(super) fn initial_state(
     let mut ext_draw = false;
     let mut extlose = 0u32;
     let losing = geom.losing_count();
+    // A position won at once returns before `into_mate` is used, so its moves' children
+    // need not be tested (half of (4,4)'s positions, and the test is a quarter of init).
+    let won_at_once = is_immediate_win(geom, pos);
     for (i, &m) in list.iter().enumerate() {
         let r = play(geom, pos, m).expect("listed moves are legal");
         let opt = match r.removal {
             Removal::None => {
                 u += 1;
                 x ^= i as u32 + 1;
-                if is_immediate_win(geom, &r.child) {
+                if !won_at_once && is_immediate_win(geom, &r.child) {
                     into_mate |= 1 << i;
                 }
                 continue;
@@ -179,6 +182,7 @@ pub(super) fn initial_state(
             | (if can_lose { extlose } else { ext_win.unwrap_or(0) } as u64) << OUTSIDE_SHIFT,
     );
     let mut emits = Vec::new();
+    debug_assert_eq!(won_at_once, ext_win == Some(1));
     if ext_win == Some(1) {
         // Every parent applies this win itself (see `into_mate`): nothing to propagate.
         return (st.with_gen(win(1)), emits, None);
