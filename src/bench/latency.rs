@@ -1,7 +1,10 @@
 //! Query latency as a program embedding the database sees it: the time of single
 //! [`Database::probe`] calls (the value of one node) and [`Database::analyse`] calls (the
 //! value and every move's value), on random positions, first on a cold block cache and
-//! then again on the same positions with their blocks decoded in memory.
+//! then again on the same positions with their blocks decoded in memory; and
+//! ([`measure_cold`]) `analyse` on random positions of every phase with every cache
+//! emptied before each call, the figure of a server asked about positions it has not
+//! seen.
 
 use std::time::Instant;
 
@@ -58,6 +61,89 @@ fn splitmix(x: &mut u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
+}
+
+/// A random position of `phase` (index drawn uniformly), as a random symmetric image.
+fn random_position(db: &Database, phase: &crate::index::PhaseIndex, rng: &mut u64) -> crate::game::Position {
+    phase.position_at(splitmix(rng) % phase.len()).transformed(db.geometry(), (splitmix(rng) % 8) as usize)
+}
+
+/// Cold `analyse` latency of one phase, or of all of them.
+#[derive(Clone, Debug, Serialize)]
+pub struct ColdPhase {
+    /// The phase, e.g. `(4,4)`, or `all`.
+    pub phase: String,
+    /// Positions of the phase (of all phases for `all`).
+    pub positions: u64,
+    /// `analyse` on an empty cache.
+    pub analyse: Percentiles,
+    /// Value blocks decoded per call, on average.
+    pub blocks_per_call: f64,
+}
+
+/// The cold-query report: one row per phase, then all phases together.
+#[derive(Clone, Debug, Serialize)]
+pub struct ColdLatency {
+    /// Random positions per phase.
+    pub per_phase: usize,
+    /// Rounds (each position analysed once per round).
+    pub rounds: usize,
+    /// Per phase, in the database's order, then `all`.
+    pub phases: Vec<ColdPhase>,
+}
+
+/// Time [`Database::analyse`] on `per_phase` random positions (random symmetric images)
+/// of every phase the database holds, `rounds` times, every cache of the database
+/// emptied before each call ([`Database::drop_caches`]; the operating system's page
+/// cache is left as it is, so blocks are read from memory once the file has been read).
+/// One thread, one call at a time. Every round's answer must equal the first round's.
+/// The index's tables of symmetric piece sets are built first (a once-per-process cost
+/// that the database pays as it opens, [`crate::store::OpenOptions::prepare_index`]),
+/// so that the first calls do not wait for them.
+pub fn measure_cold(db: &Database, per_phase: usize, rounds: usize, seed: u64) -> Result<ColdLatency, Error> {
+    for phase in db.index().phases() {
+        phase.build_bitmaps();
+    }
+    let mut rng = seed;
+    let mut phases = Vec::new();
+    let (mut all_ns, mut all_blocks) = (Vec::new(), 0usize);
+    for phase in db.index().phases() {
+        let boards: Vec<_> = (0..per_phase.max(1)).map(|_| random_position(db, phase, &mut rng)).collect();
+        let mut first = Vec::with_capacity(boards.len());
+        let (mut ns, mut blocks) = (Vec::with_capacity(boards.len() * rounds), 0usize);
+        for round in 0..rounds.max(1) {
+            for (k, b) in boards.iter().enumerate() {
+                db.drop_caches();
+                let t = Instant::now();
+                let a = db.analyse(b, None)?;
+                ns.push(t.elapsed().as_nanos() as f64);
+                blocks += db.cache().blocks();
+                let answer = (a.outcome, a.moves.iter().map(|m| m.outcome).collect::<Vec<_>>());
+                if round == 0 {
+                    first.push(answer);
+                } else {
+                    check(first[k] == answer, k)?;
+                }
+            }
+        }
+        all_ns.extend_from_slice(&ns);
+        all_blocks += blocks;
+        let calls = ns.len();
+        phases.push(ColdPhase {
+            phase: phase.phase().to_string(),
+            positions: phase.len(),
+            analyse: Percentiles::of(ns),
+            blocks_per_call: blocks as f64 / calls.max(1) as f64,
+        });
+    }
+    let calls = all_ns.len();
+    phases.push(ColdPhase {
+        phase: "all".into(),
+        positions: db.index().phases().iter().map(|p| p.len()).sum(),
+        analyse: Percentiles::of(all_ns),
+        blocks_per_call: all_blocks as f64 / calls.max(1) as f64,
+    });
+    Ok(ColdLatency { per_phase, rounds, phases })
 }
 
 /// Time `n` single calls of each kind on random positions (random symmetric images,

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use crate::bench::backends::{BackendBenchOptions, BenchReport, measure};
+use crate::bench::latency::measure_cold;
 use crate::cli::progress::CliReporter;
 use crate::cli::{CommonArgs, at_least_one, emit, emit_json, thousands};
 use crate::error::Error;
@@ -41,6 +42,14 @@ block, record) and `analyse` (the value and every move's value, what `query` pri
 first with the blocks still to be decoded, then again on the same positions with the
 blocks cached; p50, p99, max and mean in microseconds.
 
+Cold queries (--cold N): on any database, the whole game included (no index is built),
+`analyse` on N random positions (random symmetric images) of every phase it holds,
+--cold-rounds times, with every cache of the database emptied before each call: p50,
+p99, max and mean in microseconds, and the value blocks decoded per call, per phase and
+over all phases. The operating system's page cache is not dropped (a block comes from
+memory once its file has been read, as in a server after its first minutes). Every
+round's answers must equal the first round's.
+
 Key sets: uniformly random positions; the children (moves that remove nothing) of random
 positions, canonicalised: what the solver, verify --deep and query look up; consecutive
 positions in index order. Every answer must equal the rank backend's (exit code 1 if not).
@@ -53,6 +62,7 @@ keys, and its row says so. A smaller tree is faster, so that row flatters sled.
 
 Examples:
   ostledb bench --db ostle.db
+  ostledb bench --db ostle.db --cold 2000          # cold analyse latency of every phase
   ostledb bench --db ostle.db --backend all --lookups 200000 --json
   ostledb bench --db ostle.db --backend hash --backend rank --no-build")]
 pub struct BenchArgs {
@@ -90,6 +100,13 @@ pub struct BenchArgs {
     /// the first time its blocks may need decoding, the second they are cached. 0: none.
     #[arg(long, default_value_t = BackendBenchOptions::default().queries, value_name = "N")]
     pub queries: usize,
+    /// Measure only cold queries: `analyse` on this many random positions of every phase,
+    /// every cache emptied before each call (no backend table; see below).
+    #[arg(long, value_name = "N", value_parser = at_least_one())]
+    pub cold: Option<usize>,
+    /// Rounds of --cold (each position analysed once per round).
+    #[arg(long, default_value_t = 3, value_name = "R", value_parser = at_least_one())]
+    pub cold_rounds: usize,
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -115,12 +132,56 @@ fn options(args: &BenchArgs) -> BackendBenchOptions {
 
 /// Run `ostledb bench`.
 pub fn run(args: BenchArgs) -> Result<(), Error> {
+    if let Some(n) = args.cold {
+        return run_cold(&args, n);
+    }
     let reporter = CliReporter::new(args.common.quiet).with_note_prefix("bench");
     let report = measure(&args.common.db, &options(&args), &reporter)?;
     if args.json {
         return emit_json(&report);
     }
     emit(&table(&report, &args.common.db))
+}
+
+/// `ostledb bench --cold N`.
+fn run_cold(args: &BenchArgs, n: usize) -> Result<(), Error> {
+    let db = crate::cli::db::open(&args.common, &Default::default())?;
+    if !args.common.quiet {
+        eprintln!(
+            "bench: analyse on {} random positions of each of {} phases, {} rounds, caches emptied before each call",
+            thousands(n as u64),
+            db.index().phases().len(),
+            args.cold_rounds
+        );
+    }
+    let report = measure_cold(&db, n, args.cold_rounds, args.seed)?;
+    if args.json {
+        return emit_json(&report);
+    }
+    let mut out = format!(
+        "database {}: cold analyse, {} positions per phase x {} rounds, caches emptied before each call\n",
+        args.common.db.display(),
+        thousands(n as u64),
+        report.rounds
+    );
+    out.push_str(&format!(
+        "{:<7} {:>15} {:>7} {:>9} {:>9} {:>10} {:>9} {:>12}\n",
+        "phase", "positions", "calls", "p50 us", "p99 us", "max us", "mean us", "blocks/call"
+    ));
+    for p in &report.phases {
+        out.push_str(&format!(
+            "{:<7} {:>15} {:>7} {:>9.1} {:>9.1} {:>10.1} {:>9.1} {:>12.1}\n",
+            p.phase,
+            thousands(p.positions),
+            p.analyse.calls,
+            p.analyse.p50_ns / 1e3,
+            p.analyse.p99_ns / 1e3,
+            p.analyse.max_ns / 1e3,
+            p.analyse.mean_ns / 1e3,
+            p.blocks_per_call
+        ));
+    }
+    emit(&out)
 }
 
 /// The report as a text table.

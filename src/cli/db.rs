@@ -8,15 +8,15 @@ use crate::store::directory::WriteLock;
 use crate::store::{Backend, Database, OpenOptions};
 
 /// The lookup backend and cache options of the subcommands that read a database.
-#[derive(Debug, Clone, Args)]
+#[derive(Debug, Clone, Default, Args)]
 pub struct BackendArgs {
     /// Key -> index lookup backend (default: the database's first): rank, sorted,
     /// levelwise, hash, mmap, sled. It must be compiled in and the database must have
     /// its key index (`ostledb index --backend NAME` adds one).
     #[arg(long, value_name = "NAME")]
     pub backend: Option<Backend>,
-    /// Megabytes of decoded value blocks kept in memory (about 0.2 MB per block of
-    /// 65,536 positions; all of phase (4,4) takes about 500). Default: 512, or half the
+    /// Megabytes of decoded value blocks kept in memory (about 0.1 MB per block of
+    /// 32,768 positions; all of phase (4,4) takes about 500). Default: 512, or half the
     /// memory left to the process where that is less (`ulimit -v`, available memory). 0
     /// keeps no block: every probe decodes the blocks it reads.
     #[arg(long, value_name = "MB")]
@@ -40,7 +40,7 @@ pub fn open(common: &CommonArgs, backend: &BackendArgs) -> Result<Database, Erro
         Some(mb) => cache_within_limit(mb)?,
         None => crate::store::cache::default_budget(),
     };
-    Database::open_opts(&common.db, &OpenOptions { backend: backend.backend, cache_bytes })
+    Database::open_opts(&common.db, &OpenOptions { backend: backend.backend, cache_bytes, ..OpenOptions::default() })
 }
 
 /// `--cache-mb` in bytes, refused when the process's address-space limit (`ulimit -v`)
