@@ -520,7 +520,9 @@ fn warming_decodes_every_block_that_fits_and_no_more() {
     use ostledb::store::OpenOptions;
     use std::sync::atomic::AtomicBool;
     let dir = database(6);
-    let open = |cache_bytes| Database::open_opts(dir, &OpenOptions { backend: None, cache_bytes }).unwrap();
+    let open = |cache_bytes| {
+        Database::open_opts(dir, &OpenOptions { backend: None, cache_bytes, ..OpenOptions::default() }).unwrap()
+    };
     let db = open(512 << 20);
     let total: u64 = db.meta().phases.iter().map(|p| db.values(p.phase()).unwrap().blocks() as u64).sum();
     assert_eq!(ostledb::serve::warm(&db, &AtomicBool::new(false)).unwrap(), total);

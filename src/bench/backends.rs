@@ -397,8 +397,11 @@ pub fn measure(db_path: &Path, opts: &BackendBenchOptions, reporter: &dyn Report
         reporter.note(&format!("{} queries, twice", thousands(opts.queries as u64)));
         let all: u64 = index.phases().iter().map(|p| p.len()).sum();
         // About 3 bytes per position decoded: room for every block, up to 4 GiB.
-        let open =
-            crate::store::OpenOptions { backend: None, cache_bytes: (all as usize * 4).clamp(64 << 20, 4 << 30) };
+        let open = crate::store::OpenOptions {
+            backend: None,
+            cache_bytes: (all as usize * 4).clamp(64 << 20, 4 << 30),
+            ..Default::default()
+        };
         let db = Database::open_opts(db_path, &open)?;
         report.queries = Some(crate::bench::latency::measure(&db, opts.queries, opts.seed)?);
     }

@@ -20,7 +20,7 @@ use crate::game::{Geometry, Phase, Position};
 use crate::index::GameIndex;
 use crate::probe::{MoveValue, RecordSource, move_values, node_value, resolve_record};
 use crate::record::{Outcome, Packed, Record};
-use crate::store::cache::{BlockCache, default_budget};
+use crate::store::cache::{BlockCache, RecordCache, default_budget};
 use crate::store::directory::{ReadLock, data_dir};
 use crate::store::keys::{self, Backend, KeyIndex};
 use crate::store::meta::{self, Meta};
@@ -43,10 +43,13 @@ pub struct Database {
     _readers: ReadLock,
     geom: Geometry,
     meta: Meta,
-    index: GameIndex,
+    /// Shared with the thread that builds its bitmaps at open.
+    index: Arc<GameIndex>,
     backend: Backend,
     slots: HashMap<Phase, Slot>,
     cache: Arc<BlockCache>,
+    /// Records with elided losses resolved, by phase and index.
+    resolved: RecordCache,
     bfs: OnceLock<Option<crate::store::bfs::BfsFile>>,
 }
 
@@ -64,13 +67,17 @@ pub struct OpenOptions {
     /// The key -> index lookup backend (`None`: the database's first).
     pub backend: Option<Backend>,
     /// Bytes of decoded value blocks kept in memory (shared by all phases; the least
-    /// recently used block goes first). A block of 65,536 positions takes about 0.2 MB.
+    /// recently used block goes first). A block of 32,768 positions takes about 0.1 MB.
     pub cache_bytes: usize,
+    /// Build the index's lookup tables of symmetric piece sets (which ranking a
+    /// position may need, a second or more per phase) in a thread of their own as the
+    /// database opens, instead of on the first query that needs each.
+    pub prepare_index: bool,
 }
 
 impl Default for OpenOptions {
     fn default() -> OpenOptions {
-        OpenOptions { backend: None, cache_bytes: default_budget() }
+        OpenOptions { backend: None, cache_bytes: default_budget(), prepare_index: true }
     }
 }
 
@@ -115,8 +122,10 @@ impl Database {
         let mpath = dir.join(meta::FILE);
         let geom = Geometry::new(meta.side as u32, meta.start_pieces as u32)
             .map_err(|e| crate::error::corrupt(&mpath, format!("board: {e}")))?;
-        let index = GameIndex::build(&geom, meta.max_pieces as u32)
-            .map_err(|e| crate::error::corrupt(&mpath, format!("phases: {e}")))?;
+        let index = Arc::new(
+            GameIndex::build(&geom, meta.max_pieces as u32)
+                .map_err(|e| crate::error::corrupt(&mpath, format!("phases: {e}")))?,
+        );
         let has = backends_of(&meta);
         let backend = match backend {
             Some(b) => b,
@@ -150,7 +159,23 @@ impl Database {
             }
             slots.insert(ph, Slot { values, keys: OnceLock::new(), opening: std::sync::Mutex::new(()) });
         }
-        Ok(Database { dir, data, _readers: readers, geom, meta, index, backend, slots, cache, bfs: OnceLock::new() })
+        if opts.prepare_index {
+            prepare_in_background(index.clone());
+        }
+        let resolved = RecordCache::new();
+        Ok(Database {
+            dir,
+            data,
+            _readers: readers,
+            geom,
+            meta,
+            index,
+            backend,
+            slots,
+            cache,
+            resolved,
+            bfs: OnceLock::new(),
+        })
     }
 
     /// The database directory.
@@ -194,6 +219,13 @@ impl Database {
         let b = crate::store::bfs::BfsFile::open(&self.dir, &self.geom, crate::game::node::Convention::Published)?;
         let _ = self.bfs.set(b);
         Ok(self.bfs.get().and_then(|b| b.as_ref()))
+    }
+
+    /// Forget every decoded block and resolved record, so that the next read is cold
+    /// (the operating system's page cache is left as it is).
+    pub fn drop_caches(&self) {
+        self.cache.clear();
+        self.resolved.clear();
     }
 
     /// The cache of decoded value blocks.
@@ -280,18 +312,38 @@ impl Database {
     /// [`crate::store::values::FLAG_ELIDED_LOSSES`]) is found by one ply of search.
     pub fn record(&self, phase: Phase, idx: u64) -> Result<Record, Error> {
         let values = &self.slot(phase)?.values;
+        if values.fills_immediate_wins() {
+            let pos = self.index.phase(phase).expect("a phase with a slot is in the index").position_at(idx);
+            return self.record_of(&pos, phase, idx);
+        }
         let raw = values.record(idx)?;
         if !(values.elides_losses() && raw.needs_resolving()) {
             return Ok(raw.record());
         }
         let pos = self.index.phase(phase).expect("a phase with a slot is in the index").position_at(idx);
-        Ok(resolve_record(&self.geom, &AsStored(self), &pos, raw, values.path())?.record())
+        self.resolved_record(&pos, phase, idx, raw)
     }
 
     /// The packed record of position `idx` of `phase` as stored (an elided loss is
-    /// [`crate::record::ELIDED_LOSS`]).
+    /// [`crate::record::ELIDED_LOSS`]; an immediate win is `Win(1)` whether stored or
+    /// filled).
     pub fn stored_record(&self, phase: Phase, idx: u64) -> Result<Packed, Error> {
         self.slot(phase)?.values.record(idx)
+    }
+
+    /// `raw`, the stored record of position `idx` of `phase` (of which `pos` is an image),
+    /// with its elided losses found by one ply of search, or taken from the cache of
+    /// records resolved before.
+    fn resolved_record(&self, pos: &Position, phase: Phase, idx: u64, raw: Packed) -> Result<Record, Error> {
+        let key = (phase.player as u64) << 60 | (phase.opponent as u64) << 56 | idx;
+        if let Some(r) = self.resolved.get(key) {
+            return Ok(r.record());
+        }
+        let values = &self.slot(phase)?.values;
+        let from = if raw.special_elided() { canonical(&self.geom, pos).0 } else { *pos };
+        let r = resolve_record(&self.geom, &AsStored(self), &from, raw, values.path())?;
+        self.resolved.put(key, r);
+        Ok(r.record())
     }
 
     /// A packed record read from this database's files, its elided losses resolved
@@ -310,12 +362,11 @@ impl Database {
     /// canonical form; no unranking.
     fn record_of(&self, pos: &Position, phase: Phase, idx: u64) -> Result<Record, Error> {
         let values = &self.slot(phase)?.values;
-        let raw = values.record(idx)?;
+        let raw = values.record_for(pos, idx)?;
         if !(values.elides_losses() && raw.needs_resolving()) {
             return Ok(raw.record());
         }
-        let from = if raw.special_elided() { canonical(&self.geom, pos).0 } else { *pos };
-        Ok(resolve_record(&self.geom, &AsStored(self), &from, raw, values.path())?.record())
+        self.resolved_record(pos, phase, idx, raw)
     }
 
     fn check_range(&self, pos: &Position) -> Result<(), Error> {
@@ -378,6 +429,22 @@ impl RecordSource for AsStored<'_> {
     fn record(&self, phase: Phase, idx: u64) -> Result<Record, Error> {
         self.0.stored_record(phase, idx).map(Packed::record)
     }
+    fn record_of(&self, pos: &Position, phase: Phase, idx: u64) -> Result<Record, Error> {
+        self.0.slot(phase)?.values.record_for(pos, idx).map(Packed::record)
+    }
+}
+
+/// Build every phase's bitmaps of symmetric piece sets in a thread of its own, largest
+/// phase first (most random positions are there); a query that needs one meanwhile
+/// waits for it rather than building it again.
+fn prepare_in_background(index: Arc<GameIndex>) {
+    let _ = std::thread::Builder::new().name("ostledb-index".into()).spawn(move || {
+        let mut phases: Vec<_> = index.phases().iter().collect();
+        phases.sort_by_key(|p| std::cmp::Reverse(p.len()));
+        for p in phases {
+            p.build_bitmaps();
+        }
+    });
 }
 
 impl RecordSource for Database {
