@@ -541,7 +541,7 @@ fn elided_loss_distances_come_back_exact() {
     build(&g, &elided, 6, vec![Backend::Rank]);
     let opts = SolveOptions { dir: Some(kept.clone()), ..SolveOptions::default() };
     solve_into(&g, 6, &opts, |_| Ok(())).expect("solve");
-    let values = WriteOptions { block: 256, level: 3, elide_losses: false };
+    let values = WriteOptions { block: 256, level: 3, elide_losses: false, filled_wins: true };
     pack(&kept, &g, 6, &PackOptions { values, backends: vec![Backend::Rank], keep_work: false }, |_| {}).unwrap();
     let (mut small, mut large) = (0, 0);
     for p in sol.index().phases() {
@@ -617,14 +617,17 @@ fn pack_rewrites_value_files_from_any_version() {
         std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
     }
     for elide in [true, false] {
-        let values = WriteOptions { block: 100, level: 3, elide_losses: elide };
+        let values = WriteOptions { block: 100, level: 3, elide_losses: elide, filled_wins: elide };
         let opts = PackOptions { values, backends: vec![Backend::Rank, Backend::Sorted], keep_work: false };
         pack(&dir, &g, 6, &opts, |_| {}).unwrap();
         let db = Database::open(&dir).unwrap();
         assert_eq!(db.meta().format, meta::VERSION);
         for p in db.index().phases() {
             let f = db.values(p.phase()).unwrap();
-            assert_eq!((f.version(), f.elides_losses(), f.block_positions()), (2, elide, 100));
+            assert_eq!(
+                (f.version(), f.elides_losses(), f.fills_immediate_wins(), f.block_positions()),
+                (3, elide, elide, 100)
+            );
         }
         check_against(&db, &sol, 3);
     }

@@ -81,8 +81,8 @@ impl Default for Limits {
 /// phase in turn, in solving order, until the cache is nine-tenths full, every block is
 /// in, or `stop` is set. Returns the blocks decoded. A database whose blocks all fit
 /// in the cache (phase (4,4) in the default 512 MB) then answers every probe from memory;
-/// without this the first seconds of a server pay for bitmaps and decoding (a block of
-/// 65,536 positions takes 0.25 to 0.7 ms). `ostledb serve` runs it before it accepts
+/// without this the first seconds of a server pay for bitmaps and decoding (a read and
+/// a decompression per block). `ostledb serve` runs it before it accepts
 /// connections.
 pub fn warm(db: &Database, stop: &AtomicBool) -> Result<u64, Error> {
     let cache = db.cache();

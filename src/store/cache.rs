@@ -1,11 +1,11 @@
 //! Decoded value blocks kept in memory, shared by the value files of a database, up to a
 //! byte budget; the least recently used block is evicted first.
 //!
-//! A block is kept compact: the base value code of every position (2 bytes), a bit per
-//! position saying whether it has a special move with a count of those before every 64
-//! positions, and the packed special parts. A record is rebuilt on access with a few
-//! reads (base, bit, count, special), so the
-//! whole (4,4) phase fits in about 0.4 GB instead of 1.3 GB of packed records.
+//! A block is kept as its planes were decompressed (3 bytes per position and 2 per
+//! special value), with a bit per position saying whether it has a special move and a
+//! count of those before every 64 positions. A record is rebuilt on access with a few
+//! reads (base bytes, bit, count, special bytes), so decoding a block copies nothing and
+//! the whole (4,4) phase fits in about 0.5 GB instead of 1.3 GB of packed records.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -27,129 +27,179 @@ pub fn default_budget() -> usize {
     }
 }
 
-/// One decoded block.
+/// One decoded block: its planes as decompressed (`schema/FORMAT.md`: base low bytes,
+/// base high bytes, special moves, then the special values' low and high bytes), kept
+/// as they are, plus a rank directory over the special moves, so that decoding a block
+/// is one pass of checks and no copy.
 #[derive(Debug, Default)]
 pub struct Decoded {
-    base: Vec<u16>,
+    planes: Vec<u8>,
+    /// Positions.
+    m: usize,
+    /// Positions with a special move.
+    e: usize,
     /// Bit `i % 64` of word `i / 64`: position `i` has a special move.
     has: Vec<u64>,
     /// Positions with a special move before each word of `has` (a rank directory, so a
     /// lookup is a few reads however many specials the block has).
     before: Vec<u32>,
-    special: Vec<u32>,
 }
 
 impl Decoded {
     /// Build from packed records (see `schema/FORMAT.md`: base in bits 0..16, special
     /// value in 16..32, special move in 32..37).
     pub fn from_records(records: &[u64]) -> Decoded {
-        let words = records.len().div_ceil(64);
-        let mut d = Decoded {
-            base: Vec::with_capacity(records.len()),
-            has: vec![0; words],
-            before: Vec::with_capacity(words),
-            special: Vec::new(),
-        };
-        for (i, &r) in records.iter().enumerate() {
-            let r = Packed(r);
-            if i % 64 == 0 {
-                d.before.push(d.special.len() as u32);
-            }
-            d.base.push(r.base());
-            if r.special_move() != 0 {
-                d.has[i / 64] |= 1 << (i % 64);
-                d.special.push(special_part(r.special_move(), r.special()));
-            }
-        }
-        d
+        Decoded::from_planes(crate::store::values::encode_block(records), records.len(), false)
+            .expect("encoded planes are consistent")
     }
 
-    /// Build straight from a block's decoded planes (`schema/FORMAT.md`: base low bytes,
-    /// base high bytes, special moves, then the special values' low and high bytes) of
-    /// `m` positions, without packing records first; `elided`: the file stores every loss
-    /// as code 1, and a block holding another loss code is refused. The error says what
-    /// is wrong.
-    pub fn from_planes(bytes: &[u8], m: usize, elided: bool) -> Result<Decoded, &'static str> {
-        if bytes.len() < 3 * m {
-            return Err("decoded planes are inconsistent");
+    /// Build from a block's decoded planes of `m` positions; `elided`: the file stores
+    /// every loss as code 1, and a block holding another loss code is refused. The error
+    /// says what is wrong.
+    pub fn from_planes(planes: Vec<u8>, m: usize, elided: bool) -> Result<Decoded, &'static str> {
+        const INCONSISTENT: &str = "decoded planes are inconsistent";
+        if planes.len() < 3 * m {
+            return Err(INCONSISTENT);
         }
-        let (lo, rest) = bytes.split_at(m);
+        let (lo, rest) = planes.split_at(m);
         let (hi, rest) = rest.split_at(m);
         let (s, special) = rest.split_at(m);
-        if s.iter().any(|&s| s > 31) {
-            return Err("decoded planes are inconsistent");
-        }
-        let e = s.iter().filter(|&&s| s != 0).count();
-        if special.len() != 2 * e {
-            return Err("decoded planes are inconsistent");
-        }
-        let base: Vec<u16> = lo.iter().zip(hi).map(|(&l, &h)| l as u16 | (h as u16) << 8).collect();
-        let (slo, shi) = special.split_at(e);
-        if elided {
-            // Branch-free folds (they vectorise): an odd code other than 1 anywhere.
-            let bad_base = base.iter().fold(0u16, |acc, &v| acc | ((v & 1) * (v != 1) as u16));
-            let bad_special =
-                slo.iter().zip(shi).fold(0u8, |acc, (&l, &h)| acc | ((l & 1) * ((l != 1) | (h != 0)) as u8));
-            if bad_base | bad_special as u16 != 0 {
-                return Err("stores a loss distance, but the file elides them");
-            }
+        // Folds without early exits, so that they vectorise: this runs on every block a
+        // cold query decodes.
+        if s.iter().fold(0u8, |acc, &x| acc.max(x)) > 31 {
+            return Err(INCONSISTENT);
         }
         let words = m.div_ceil(64);
         let mut has = Vec::with_capacity(words);
         let mut before = Vec::with_capacity(words);
-        let mut special = Vec::with_capacity(e);
-        for (w, chunk) in s.chunks(64).enumerate() {
-            before.push(special.len() as u32);
-            let bits = chunk.iter().enumerate().fold(0u64, |acc, (j, &sj)| acc | ((sj != 0) as u64) << j);
+        let mut e = 0usize;
+        for chunk in s.chunks(64) {
+            let bits = nonzero_bits(chunk);
             has.push(bits);
-            let mut left = bits;
-            while left != 0 {
-                let j = left.trailing_zeros() as usize;
-                let k = special.len();
-                special.push(special_part(s[w * 64 + j] as u32, slo[k] as Val | (shi[k] as Val) << 8));
-                left &= left - 1;
+            before.push(e as u32);
+            e += bits.count_ones() as usize;
+        }
+        if special.len() != 2 * e {
+            return Err(INCONSISTENT);
+        }
+        if elided {
+            // An odd code other than 1 anywhere (a code is odd when its low byte is).
+            let (slo, shi) = special.split_at(e);
+            let bad = |lo: &[u8], hi: &[u8]| {
+                lo.iter().zip(hi).fold(0u8, |acc, (&l, &h)| acc | (l & 1 & ((l != 1) | (h != 0)) as u8))
+            };
+            if bad(lo, hi) | bad(slo, shi) != 0 {
+                return Err("stores a loss distance, but the file elides them");
             }
         }
-        Ok(Decoded { base, has, before, special })
+        Ok(Decoded { planes, m, e, has, before })
     }
 
     /// The packed record of position `i` of the block.
     #[inline]
     pub fn record(&self, i: usize) -> Packed {
-        let base = self.base[i];
+        let (m, p) = (self.m, &self.planes);
+        let base = p[i] as Val | (p[m + i] as Val) << 8;
         let (w, bit) = (self.has[i / 64], 1u64 << (i % 64));
         if w & bit == 0 {
             return Packed::new(base, 0, 0);
         }
-        let sp = self.special[self.before[i / 64] as usize + (w & (bit - 1)).count_ones() as usize];
-        Packed::new(base, sp >> 16, sp as Val)
+        let k = self.before[i / 64] as usize + (w & (bit - 1)).count_ones() as usize;
+        let at = 3 * m + k;
+        Packed::new(base, p[2 * m + i] as u32, p[at] as Val | (p[at + self.e] as Val) << 8)
     }
 
     /// Positions in the block.
     pub fn len(&self) -> usize {
-        self.base.len()
+        self.m
     }
 
     /// True for an empty block.
     pub fn is_empty(&self) -> bool {
-        self.base.is_empty()
+        self.m == 0
     }
 
     /// Bytes of memory it holds.
     pub fn bytes(&self) -> usize {
-        self.base.capacity() * 2
-            + self.has.capacity() * 8
-            + self.before.capacity() * 4
-            + self.special.capacity() * 4
-            + 96
+        self.planes.capacity() + self.has.capacity() * 8 + self.before.capacity() * 4 + 96
     }
 }
 
-/// The special part of a record as a block keeps it: the special value code in the low
-/// 16 bits, the special move above.
+/// Bit `j` set for each non-zero byte `j` of `bytes` (at most 64), eight bytes at a time.
 #[inline]
-fn special_part(s: u32, v: Val) -> u32 {
-    v as u32 | s << 16
+fn nonzero_bits(bytes: &[u8]) -> u64 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    let mut bits = 0u64;
+    let mut groups = bytes.chunks_exact(8);
+    for (g, group) in groups.by_ref().enumerate() {
+        let x = u64::from_le_bytes(group.try_into().expect("8 bytes"));
+        // The top bit of each byte of `nz` is set iff that byte of `x` is non-zero.
+        let nz = ((x & LOW7) + LOW7) | x;
+        // Gather the eight top bits into one byte.
+        let packed = ((nz >> 7) & 0x0101_0101_0101_0101).wrapping_mul(0x0102_0408_1020_4080) >> 56;
+        bits |= packed << (8 * g);
+    }
+    let done = bytes.len() - groups.remainder().len();
+    for (j, &b) in groups.remainder().iter().enumerate() {
+        bits |= ((b != 0) as u64) << (done + j);
+    }
+    bits
+}
+
+/// Records whose elided loss distances were found by a search ([`crate::probe::resolve_record`]),
+/// by (file, position): a resolved loss costs one ply of search, a few dozen record reads,
+/// so a server asked about the same positions again answers from here. A fixed table of
+/// [`RECORD_SLOTS`] entries (16 bytes each), direct-mapped: a new record takes the slot of
+/// whatever was there.
+pub struct RecordCache {
+    shards: Vec<Mutex<Vec<(u64, u64)>>>,
+}
+
+/// Entries of a [`RecordCache`] (1 MiB).
+pub const RECORD_SLOTS: usize = 1 << 16;
+
+impl RecordCache {
+    /// An empty cache.
+    pub fn new() -> RecordCache {
+        RecordCache { shards: (0..SHARDS).map(|_| Mutex::new(Vec::new())).collect() }
+    }
+
+    fn slot(key: u64) -> (usize, usize) {
+        let h = key.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let per = RECORD_SLOTS / SHARDS;
+        ((h >> 60) as usize % SHARDS, (h >> 32) as usize % per)
+    }
+
+    /// The record stored under `key`, if still there.
+    pub fn get(&self, key: u64) -> Option<Packed> {
+        let (s, i) = RecordCache::slot(key);
+        let shard = self.shards[s].lock().unwrap_or_else(|e| e.into_inner());
+        // Keys are stored plus one, so an empty slot (0) matches no key.
+        shard.get(i).filter(|e| e.0 == key.wrapping_add(1)).map(|e| Packed(e.1))
+    }
+
+    /// Keep `record` under `key`.
+    pub fn put(&self, key: u64, record: Packed) {
+        let (s, i) = RecordCache::slot(key);
+        let mut shard = self.shards[s].lock().unwrap_or_else(|e| e.into_inner());
+        if shard.is_empty() {
+            shard.resize(RECORD_SLOTS / SHARDS, (0, 0));
+        }
+        shard[i] = (key.wrapping_add(1), record.0);
+    }
+
+    /// Forget every record.
+    pub fn clear(&self) {
+        for s in &self.shards {
+            s.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        }
+    }
+}
+
+impl Default for RecordCache {
+    fn default() -> RecordCache {
+        RecordCache::new()
+    }
 }
 
 const SHARDS: usize = 16;
@@ -263,6 +313,15 @@ impl BlockCache {
         self.shards.iter().map(|s| s.lock().unwrap_or_else(|p| p.into_inner()).bytes).sum()
     }
 
+    /// Forget every block (the budget stays).
+    pub fn clear(&self) {
+        for s in &self.shards {
+            let mut s = s.lock().unwrap_or_else(|p| p.into_inner());
+            s.map.clear();
+            s.bytes = 0;
+        }
+    }
+
     /// Blocks held now.
     pub fn blocks(&self) -> usize {
         self.shards.iter().map(|s| s.lock().unwrap_or_else(|p| p.into_inner()).map.len()).sum()
@@ -272,6 +331,39 @@ impl BlockCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nonzero_bits_equal_a_byte_by_byte_scan() {
+        let mut x = 7u64;
+        for len in 0..=64 {
+            for _ in 0..50 {
+                let bytes: Vec<u8> = (0..len)
+                    .map(|_| {
+                        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                        // Mostly zeros, and every value 1..=255 now and then.
+                        if x >> 62 == 0 { (x >> 40) as u8 } else { 0 }
+                    })
+                    .collect();
+                let naive = bytes.iter().enumerate().fold(0u64, |a, (j, &b)| a | ((b != 0) as u64) << j);
+                assert_eq!(nonzero_bits(&bytes), naive, "{bytes:?}");
+            }
+        }
+        assert_eq!(nonzero_bits(&[0x80; 64]), u64::MAX);
+        assert_eq!(nonzero_bits(&[1; 64]), u64::MAX);
+    }
+
+    #[test]
+    fn the_record_cache_keeps_what_it_was_given_until_cleared() {
+        let c = RecordCache::new();
+        assert_eq!(c.get(5), None);
+        c.put(5, Packed(42));
+        c.put(u64::MAX, Packed(7));
+        assert_eq!(c.get(5), Some(Packed(42)));
+        assert_eq!(c.get(u64::MAX), Some(Packed(7)));
+        assert_eq!(c.get(6), None);
+        c.clear();
+        assert_eq!(c.get(5), None);
+    }
 
     fn records(n: usize, seed: u64) -> Vec<u64> {
         (0..n as u64)
@@ -301,18 +393,20 @@ mod tests {
         for n in [0usize, 1, 63, 64, 65, 1000, 4096] {
             let r = records(n, n as u64 + 11);
             let planes = encode_block(&r);
-            let d = Decoded::from_planes(&planes, n, false).unwrap();
+            let d = Decoded::from_planes(planes.clone(), n, false).unwrap();
             assert_eq!(d.len(), n);
             for (i, &want) in r.iter().enumerate() {
                 assert_eq!(d.record(i), Packed(want), "n {n} i {i}");
             }
-            assert!(Decoded::from_planes(&planes[..planes.len().saturating_sub(1)], n, false).is_err() || n == 0);
+            assert!(
+                Decoded::from_planes(planes[..planes.len().saturating_sub(1)].to_vec(), n, false).is_err() || n == 0
+            );
             // An elided block reads back; loss distances in a block said to elide them do not.
             let el: Vec<u64> = r.iter().map(|&x| Packed(x).elided().0).collect();
-            let d = Decoded::from_planes(&encode_block(&el), n, true).unwrap();
+            let d = Decoded::from_planes(encode_block(&el), n, true).unwrap();
             assert!(el.iter().enumerate().all(|(i, &want)| d.record(i) == Packed(want)));
             if r.iter().any(|&x| Packed(x).has_loss_distance()) {
-                assert!(Decoded::from_planes(&planes, n, true).is_err(), "n {n}");
+                assert!(Decoded::from_planes(planes.clone(), n, true).is_err(), "n {n}");
             }
         }
     }

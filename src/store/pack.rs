@@ -158,8 +158,11 @@ pub fn pack(
                     Source::Resolved(v) => buf.copy_from_slice(&v.raw()[at as usize..at as usize + buf.len()]),
                     Source::AsStored(stream) => stream.read(buf)?,
                 }
-                at += buf.len() as u64;
                 count(buf, &mut m);
+                if opts.values.filled_wins {
+                    values::fill_immediate_wins(buf);
+                }
+                at += buf.len() as u64;
                 Ok(())
             },
             |_| {},

@@ -17,6 +17,14 @@
 //! Planes of like bytes compress far better than interleaved records: the high bytes are
 //! almost all zero and most positions have no special move.
 //!
+//! A v3 file may also leave **immediate wins as "don't care"** (header flag
+//! [`FLAG_FILLED_WINS`]): a position whose side to move can remove the opponent's
+//! last-but-one piece is won in 1 ply by the rules alone (52.6% of (4,4)), so its stored
+//! record is not read: the writer fills it with whatever compresses best (the base value
+//! of the position before it, no special move) and the reader answers `Win(1)` for it
+//! from the position ([`is_immediate_win`]). That takes (4,4) from 1.55 to 1.47 bits
+//! per position at the same block size and level.
+//!
 //! A v2 file may **elide loss distances** (header flag [`FLAG_ELIDED_LOSSES`], what
 //! `pack` writes by default): every loss is stored as code 1 ([`ELIDED_LOSS`](crate::record::ELIDED_LOSS)). The
 //! distance is not lost: a lost node's children are all won, with exact distances, and
@@ -26,15 +34,20 @@
 //! on the fly; readers of whole phases resolve a phase group at once
 //! (`store::load_phase`).
 
+use std::cell::RefCell;
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use rayon::prelude::*;
 
 use crate::error::{Error, FileKind, checksum_mismatch, corrupt, io};
-use crate::game::{Geometry, Phase};
+use crate::game::moves::is_immediate_win;
+use crate::game::{Geometry, Phase, Position};
+use crate::index::PhaseIndex;
+use crate::index::PlayerSets;
+use crate::record::value::win;
 use crate::record::{Packed, PhaseValues, Val};
 use crate::store::cache::{BlockCache, Decoded, default_budget};
 use crate::store::file::{
@@ -45,21 +58,26 @@ use crate::store::file::{
 /// The first 8 bytes of a value file.
 pub const MAGIC: [u8; 8] = *b"OSTLEVZB";
 /// The format version this code writes.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 /// The format versions this code reads.
-pub const VERSIONS: std::ops::RangeInclusive<u32> = 1..=2;
-/// Header size in bytes (version 2).
+pub const VERSIONS: std::ops::RangeInclusive<u32> = 1..=3;
+/// Header size in bytes (versions 2 and 3).
 pub const HEADER_LEN: usize = 72;
 /// Header size in bytes of a version 1 file.
 pub const HEADER_LEN_V1: usize = 64;
 /// Header flag (v2, bit 0 of the flags word): every loss is stored as [`ELIDED_LOSS`](crate::record::ELIDED_LOSS).
 pub const FLAG_ELIDED_LOSSES: u32 = 1;
+/// Header flag (v3, bit 1 of the flags word): the records of immediate wins are not
+/// stored values but filler; a reader answers `Win(1)` for them ([`is_immediate_win`]).
+pub const FLAG_FILLED_WINS: u32 = 2;
 /// Size of one block index entry in bytes.
 pub const ENTRY_LEN: usize = 24;
-/// Positions per block unless asked otherwise.
-pub const DEFAULT_BLOCK: u32 = 1 << 16;
-/// The zstd level unless asked otherwise.
-pub const DEFAULT_LEVEL: i32 = 19;
+/// Positions per block unless asked otherwise: half the 65,536 of v1 and v2, so a cold
+/// probe decodes half as much, for 2% more bytes (ARCHITECTURE.md, "Value blocks").
+pub const DEFAULT_BLOCK: u32 = 1 << 15;
+/// The zstd level unless asked otherwise: on (4,4), level 19 packs 4x slower than 15
+/// for 2.5% fewer bytes (ARCHITECTURE.md, "Value blocks").
+pub const DEFAULT_LEVEL: i32 = 15;
 /// Largest positions per block a reader accepts (a bound on what a header may ask it
 /// to allocate).
 pub const MAX_BLOCK: u32 = 1 << 22;
@@ -79,12 +97,47 @@ pub struct WriteOptions {
     /// Store every loss as [`ELIDED_LOSS`](crate::record::ELIDED_LOSS) (its distance is found again by one ply of
     /// search): about 40% smaller on (4,4), whole-phase reads pay for a search.
     pub elide_losses: bool,
+    /// The records of immediate wins handed to [`write`] are filler
+    /// ([`fill_immediate_wins`] made them), and the file says so ([`FLAG_FILLED_WINS`]).
+    pub filled_wins: bool,
 }
 
 impl Default for WriteOptions {
     fn default() -> WriteOptions {
-        WriteOptions { block: DEFAULT_BLOCK, level: DEFAULT_LEVEL, elide_losses: true }
+        WriteOptions { block: DEFAULT_BLOCK, level: DEFAULT_LEVEL, elide_losses: true, filled_wins: true }
     }
+}
+
+/// The record a reader answers for an immediate win: `Win(1)` for every node (a capture
+/// is never a forbidden move, so no node of the position lacks it).
+pub fn immediate_win_record() -> Packed {
+    Packed::new(win(1), 0, 0)
+}
+
+/// Replace the record of every immediate win among `records` by filler that compresses
+/// well: the base value of the closest record before it that is not an immediate win
+/// (the first one after it for a leading run), with no special move.
+///
+/// An immediate win is told by its record, not its position: a position is won in
+/// exactly 1 ply ([`immediate_win_record`]) exactly when its side to move can remove
+/// the opponent's last-but-one piece ([`is_immediate_win`]), since nothing else ends
+/// the game in one ply for the side to move, and such a move is never forbidden (the
+/// brute-force solver checks this on every node of the 3x3 and 4x4 boards:
+/// `oracle_decides_one_ply_ends_exactly_as_the_rules_say` in `tests/bruteforce.rs`).
+pub fn fill_immediate_wins(records: &mut [u64]) {
+    const CHUNK: usize = 1 << 16;
+    let won = immediate_win_record().base();
+    records.par_chunks_mut(CHUNK).for_each(|chunk| {
+        let mut last = chunk.iter().map(|&r| Packed(r).base()).find(|&b| b != won).unwrap_or(0);
+        for r in chunk.iter_mut() {
+            let base = Packed(*r).base();
+            if base == won {
+                *r = Packed::new(last, 0, 0).0;
+            } else {
+                last = base;
+            }
+        }
+    });
 }
 
 /// One block index entry.
@@ -148,7 +201,7 @@ pub fn decode_block(bytes: &[u8], m: usize) -> Option<Vec<u64>> {
 
 fn header(geom: &Geometry, phase: Phase, s: &Summary, index_at: u64, index_sum: u64) -> [u8; HEADER_LEN] {
     let (count, block, blocks, len) = (s.count, s.block, s.blocks, s.len);
-    let flags = if s.elided_losses { FLAG_ELIDED_LOSSES } else { 0 };
+    let flags = if s.elided_losses { FLAG_ELIDED_LOSSES } else { 0 } | if s.filled_wins { FLAG_FILLED_WINS } else { 0 };
     let mut h = [0u8; HEADER_LEN];
     h[0..16].copy_from_slice(&prefix(&MAGIC, VERSION, geom, phase));
     h[16..24].copy_from_slice(&count.to_le_bytes());
@@ -177,6 +230,8 @@ pub struct Summary {
     pub len: u64,
     /// Losses are stored without their distance.
     pub elided_losses: bool,
+    /// Immediate wins are stored as filler.
+    pub filled_wins: bool,
 }
 
 /// Write the values of one phase, reading its records in order from `next` (called with
@@ -253,7 +308,14 @@ pub fn write(
     let len = offset + index.len() as u64;
     let mut f = w.into_inner().map_err(|e| Error::Io { path: tmp.clone(), source: e.into_error() })?;
     f.seek(SeekFrom::Start(0)).map_err(io(&tmp))?;
-    let summary = Summary { count, block: opts.block, blocks, len, elided_losses: opts.elide_losses };
+    let summary = Summary {
+        count,
+        block: opts.block,
+        blocks,
+        len,
+        elided_losses: opts.elide_losses,
+        filled_wins: opts.filled_wins,
+    };
     f.write_all(&header(geom, phase, &summary, offset, checksum(&index))).map_err(io(&tmp))?;
     f.sync_all().map_err(io(&tmp))?;
     drop(f);
@@ -292,6 +354,11 @@ pub struct ValueFile {
     header_len: usize,
     version: u32,
     elided: bool,
+    filled: bool,
+    geom: Geometry,
+    /// The phase's index, built on first need: a file that fills immediate wins unranks
+    /// a position to tell whether its record is filler.
+    index: OnceLock<PhaseIndex>,
     entries: Vec<Entry>,
     cache: Arc<BlockCache>,
     /// This file's part of the cache keys (the cache may be shared).
@@ -333,7 +400,8 @@ impl ValueFile {
         let h = &h[..header_len];
         check_header(&path, h, &MAGIC, version, FileKind::Values, geom)?;
         let flags = if version == 1 { 0 } else { le_u32(h, 56) };
-        if flags & !FLAG_ELIDED_LOSSES != 0 || (version > 1 && le_u32(h, 60) != 0) {
+        let known = if version >= 3 { FLAG_ELIDED_LOSSES | FLAG_FILLED_WINS } else { FLAG_ELIDED_LOSSES };
+        if flags & !known != 0 || (version > 1 && le_u32(h, 60) != 0) {
             return Err(corrupt(&path, format!("unknown header flags {flags:#x} (written by a newer ostledb?)")));
         }
         if (h[14] as u32, h[15] as u32) != (phase.player, phase.opponent) {
@@ -387,6 +455,9 @@ impl ValueFile {
             header_len,
             version,
             elided: flags & FLAG_ELIDED_LOSSES != 0,
+            filled: flags & FLAG_FILLED_WINS != 0,
+            geom: geom.clone(),
+            index: OnceLock::new(),
             entries,
             cache: Arc::new(BlockCache::new(default_budget())),
             cache_id: 0,
@@ -439,6 +510,19 @@ impl ValueFile {
         self.elided
     }
 
+    /// True when the records of immediate wins are filler ([`FLAG_FILLED_WINS`]): the
+    /// readers here answer `Win(1)` for them.
+    pub fn fills_immediate_wins(&self) -> bool {
+        self.filled
+    }
+
+    /// The phase's index (built on first use).
+    fn phase_index(&self) -> &PhaseIndex {
+        self.index.get_or_init(|| {
+            PhaseIndex::build(&self.geom, self.phase, Arc::new(PlayerSets::build(&self.geom, self.phase.player)))
+        })
+    }
+
     /// The checksum of block `b` (index entry `e`) does not match.
     fn block_mismatch(&self, b: usize, e: &Entry) -> Error {
         let bytes = Some((e.offset, e.offset + e.len as u64));
@@ -466,20 +550,31 @@ impl ValueFile {
         let e = self.entries[b as usize];
         let frame = self.read_frame(b)?;
         let bad = |why: &str| corrupt(&self.path, format!("block {b}: {why}"));
-        let raw = zstd::bulk::decompress(&frame, e.decoded as usize).map_err(|_| bad("not a valid zstd frame"))?;
+        let raw = decompress(&frame, e.decoded as usize).map_err(|_| bad("not a valid zstd frame"))?;
         if raw.len() != e.decoded as usize {
             return Err(bad("decodes to a length other than its index entry says"));
         }
         Ok(raw)
     }
 
-    /// The decoded records of block `b` (its checksum checked).
+    /// The decoded records of block `b` (its checksum checked), immediate wins answered
+    /// `Win(1)` in a file that fills them (each position of the block unranked: for
+    /// reading whole phases, not single positions).
     pub fn block(&self, b: u32) -> Result<Vec<u64>, Error> {
         let raw = self.planes(b)?;
         let bad = |why: &str| corrupt(&self.path, format!("block {b}: {why}"));
-        let records = decode_block(&raw, self.positions_in(b)).ok_or_else(|| bad("decoded planes are inconsistent"))?;
+        let mut records =
+            decode_block(&raw, self.positions_in(b)).ok_or_else(|| bad("decoded planes are inconsistent"))?;
         if self.elided && records.iter().any(|&r| Packed(r).has_loss_distance()) {
             return Err(bad("stores a loss distance, but the file elides them"));
+        }
+        if self.filled {
+            let (index, first) = (self.phase_index(), b as u64 * self.block as u64);
+            for (k, r) in records.iter_mut().enumerate() {
+                if is_immediate_win(&self.geom, &index.position_at(first + k as u64)) {
+                    *r = immediate_win_record().0;
+                }
+            }
         }
         Ok(records)
     }
@@ -494,13 +589,34 @@ impl ValueFile {
     pub fn decoded(&self, b: u32) -> Result<Arc<Decoded>, Error> {
         self.cache.get_or_load(self.cache_id | b as u64, || {
             let raw = self.planes(b)?;
-            Decoded::from_planes(&raw, self.positions_in(b), self.elided)
+            Decoded::from_planes(raw, self.positions_in(b), self.elided)
                 .map_err(|why| corrupt(&self.path, format!("block {b}: {why}")))
         })
     }
 
-    /// The packed record of position `idx` (see `schema/FORMAT.md`).
+    /// The packed record of position `idx` (see `schema/FORMAT.md`). In a file that
+    /// fills immediate wins this unranks `idx`; [`ValueFile::record_for`] does not.
     pub fn record(&self, idx: u64) -> Result<Packed, Error> {
+        if self.filled && idx < self.count {
+            return self.record_for(&self.phase_index().position_at(idx), idx);
+        }
+        self.stored(idx)
+    }
+
+    /// The packed record of position `idx`, of which `pos` is a symmetric image.
+    pub fn record_for(&self, pos: &Position, idx: u64) -> Result<Packed, Error> {
+        if self.filled && is_immediate_win(&self.geom, pos) {
+            if idx >= self.count {
+                return Err(corrupt(&self.path, format!("no position {idx}")));
+            }
+            return Ok(immediate_win_record());
+        }
+        self.stored(idx)
+    }
+
+    /// The record of position `idx` as stored (filler for an immediate win in a file
+    /// that fills them).
+    fn stored(&self, idx: u64) -> Result<Packed, Error> {
         if idx >= self.count {
             return Err(corrupt(&self.path, format!("no position {idx}")));
         }
@@ -546,7 +662,24 @@ impl ValueFile {
     }
 }
 
-/// The records of a value file in index order, as stored, read a block at a time.
+/// Decompress one zstd frame of at most `capacity` bytes with this thread's
+/// decompression context, made once per thread (making one costs about as much as
+/// decoding a small block).
+fn decompress(frame: &[u8], capacity: usize) -> std::io::Result<Vec<u8>> {
+    thread_local! {
+        static CONTEXT: RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { RefCell::new(None) };
+    }
+    CONTEXT.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.is_none() {
+            *c = Some(zstd::bulk::Decompressor::new()?);
+        }
+        c.as_mut().expect("made above").decompress(frame, capacity)
+    })
+}
+
+/// The records of a value file in index order, read a block at a time (immediate wins
+/// answered as [`ValueFile::block`] does).
 pub struct Stream<'a> {
     file: &'a ValueFile,
     next: u32,
@@ -648,7 +781,13 @@ mod tests {
         for n in [0u64, 1, 99, 100, 101, 1000] {
             let vals = PhaseValues::from_raw(ph, sample(n));
             for block in [1u32, 7, 100, 4096] {
-                let s = write_values(&dir, &g, &vals, WriteOptions { block, level: 3, elide_losses: false }).unwrap();
+                let s = write_values(
+                    &dir,
+                    &g,
+                    &vals,
+                    WriteOptions { block, level: 3, elide_losses: false, filled_wins: false },
+                )
+                .unwrap();
                 assert_eq!(s.blocks as u64, n.div_ceil(block as u64));
                 let f = ValueFile::open(&dir, &g, ph, n).unwrap();
                 for i in (0..n).rev() {
@@ -668,10 +807,16 @@ mod tests {
         let ph = Phase::new(2, 2);
         let dir = tmpdir("elide");
         let vals = PhaseValues::from_raw(ph, sample(5000));
-        let s = write_values(&dir, &g, &vals, WriteOptions { block: 512, level: 3, elide_losses: true }).unwrap();
+        let s = write_values(
+            &dir,
+            &g,
+            &vals,
+            WriteOptions { block: 512, level: 3, elide_losses: true, filled_wins: false },
+        )
+        .unwrap();
         assert!(s.elided_losses);
         let f = ValueFile::open(&dir, &g, ph, 5000).unwrap();
-        assert!(f.elides_losses() && f.version() == 2);
+        assert!(f.elides_losses() && f.version() == 3);
         let (mut losses, mut kept) = (0, 0);
         for i in 0..vals.len() {
             let (r, got) = (vals.packed(i), f.record(i).unwrap());
@@ -689,7 +834,8 @@ mod tests {
         assert!(losses > 100 && kept > 100);
         // A file whose header says "elided" but whose blocks hold loss distances is
         // damaged: its blocks are refused.
-        write_values(&dir, &g, &vals, WriteOptions { block: 512, level: 3, elide_losses: false }).unwrap();
+        write_values(&dir, &g, &vals, WriteOptions { block: 512, level: 3, elide_losses: false, filled_wins: false })
+            .unwrap();
         let path = dir.join(file_name(ph));
         let mut bytes = std::fs::read(&path).unwrap();
         assert_eq!(le_u32(&bytes, 56), 0);
@@ -700,12 +846,71 @@ mod tests {
         let f = ValueFile::open(&dir, &g, ph, 5000).unwrap();
         let e = f.record(0).unwrap_err().to_string();
         assert!(e.contains("stores a loss distance"), "{e}");
-        // An unknown flag is refused at open.
-        bytes[56] = 2;
+        // An unknown flag (bit 2: none is defined) is refused at open.
+        bytes[56] = 4;
         let sum = checksum(&bytes[..64]);
         bytes[64..72].copy_from_slice(&sum.to_le_bytes());
         std::fs::write(&path, &bytes).unwrap();
         let e = ValueFile::open(&dir, &g, ph, 5000).unwrap_err().to_string();
+        assert!(e.contains("unknown header flags"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn immediate_wins_are_filled_on_writing_and_answered_win_in_1_on_reading() {
+        let g = Geometry::new(3, 3).unwrap();
+        let ph = Phase::new(2, 2);
+        let index = PhaseIndex::build(&g, ph, Arc::new(PlayerSets::build(&g, 2)));
+        let n = index.len();
+        let dir = tmpdir("fill");
+        let real = sample(n);
+        let won: Vec<bool> = (0..n).map(|i| is_immediate_win(&g, &index.position_at(i))).collect();
+        assert!(won.iter().any(|&w| w) && won.iter().any(|&w| !w));
+        // The writer tells immediate wins by their value, Win(1).
+        let real: Vec<u64> = real
+            .iter()
+            .zip(&won)
+            .map(|(&r, &w)| {
+                if w {
+                    immediate_win_record().0
+                } else if Packed(r).base() == win(1) {
+                    r + 2
+                } else {
+                    r
+                }
+            })
+            .collect();
+        let mut filled = real.clone();
+        fill_immediate_wins(&mut filled);
+        for i in 0..n as usize {
+            if won[i] {
+                assert_eq!(Packed(filled[i]).special_move(), 0, "filler has no special move");
+            } else {
+                assert_eq!(filled[i], real[i], "only immediate wins are filled");
+            }
+        }
+        for block in [1u32, 5, 64, 100_000] {
+            let opts = WriteOptions { block, level: 3, elide_losses: false, filled_wins: true };
+            write_values(&dir, &g, &PhaseValues::from_raw(ph, filled.clone()), opts).unwrap();
+            let f = ValueFile::open(&dir, &g, ph, n).unwrap();
+            assert!(f.fills_immediate_wins() && f.version() == 3);
+            let want = |i: u64| Packed(real[i as usize]);
+            for i in 0..n {
+                assert_eq!(f.record(i).unwrap(), want(i));
+                let image = index.position_at(i).transformed(&g, (i % 8) as usize);
+                assert_eq!(f.record_for(&image, i).unwrap(), want(i));
+            }
+            let all = load_file(&f).unwrap();
+            assert!((0..n).all(|i| all.packed(i) == want(i)));
+        }
+        // A v2 file with the flag is refused: v2 has no such flag.
+        let path = dir.join(file_name(ph));
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[8..12].copy_from_slice(&2u32.to_le_bytes());
+        let sum = checksum(&bytes[..64]);
+        bytes[64..72].copy_from_slice(&sum.to_le_bytes());
+        std::fs::write(&path, &bytes).unwrap();
+        let e = ValueFile::open(&dir, &g, ph, n).unwrap_err().to_string();
         assert!(e.contains("unknown header flags"), "{e}");
         let _ = std::fs::remove_dir_all(&dir);
     }
