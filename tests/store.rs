@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use ostledb::Error;
 use ostledb::game::Geometry;
-use ostledb::game::forbidden::node_exists;
+use ostledb::game::forbidden::node_exists_naive as node_exists;
 use ostledb::game::symmetry::canonical;
 use ostledb::probe::{move_values, node_value};
 use ostledb::record::Outcome;

@@ -106,7 +106,47 @@ pub fn unmoves_with_node_index(geom: &Geometry, pos: &Position, mut f: impl FnMu
 /// Whether node `(pos, j)` exists (`j >= 1`): some predecessor of `pos` reaches it, i.e.
 /// forbids move `j`. A special move whose node does not exist is never needed: no game
 /// can reach the position with that move forbidden.
+///
+/// Node `(pos, j)` is reached from a predecessor `Q` exactly when move `j` of `pos`
+/// leads to an image of `Q` and no earlier move does. So it exists when move `j` removes
+/// nothing, no earlier move reaches an image of its result `t`, and some move of `t`
+/// reaches an image of `pos` (then an image of `t` is a predecessor): two lists of moves
+/// played instead of every unmove of `pos` weighed against every move (see
+/// [`node_exists_naive`], which the tests hold it to).
 pub fn node_exists(geom: &Geometry, pos: &Position, j: usize) -> bool {
+    let list = moves(geom, pos);
+    let Some(&mj) = j.checked_sub(1).and_then(|i| list.get(i)) else { return false };
+    let Some(r) = play(geom, pos, mj) else { return false };
+    if r.removal != Removal::None {
+        return false;
+    }
+    let t = r.child;
+    let inv = geom.symmetry_invariant(t.player, t.opponent, t.hole());
+    let mut code = None;
+    for &m in &list[..j - 1] {
+        let Some(r) = play(geom, pos, m) else { continue };
+        let c = r.child;
+        if r.removal != Removal::None || geom.symmetry_invariant(c.player, c.opponent, c.hole()) != inv {
+            continue;
+        }
+        let tc = *code.get_or_insert_with(|| canonical_code(geom, &t));
+        if canonical_code(geom, &c) == tc {
+            return false;
+        }
+    }
+    let pinv = geom.symmetry_invariant(pos.player, pos.opponent, pos.hole());
+    let mut pcode = None;
+    moves(geom, &t).iter().any(|&m| {
+        let Some(r) = play(geom, &t, m) else { return false };
+        let c = r.child;
+        r.removal == Removal::None
+            && geom.symmetry_invariant(c.player, c.opponent, c.hole()) == pinv
+            && canonical_code(geom, &c) == *pcode.get_or_insert_with(|| canonical_code(geom, pos))
+    })
+}
+
+/// [`node_exists`] by definition: every unmove of `pos` with the node index it reaches.
+pub fn node_exists_naive(geom: &Geometry, pos: &Position, j: usize) -> bool {
     let mut found = false;
     unmoves_with_node_index(geom, pos, |_, k| found |= k == j);
     found
@@ -142,6 +182,35 @@ mod tests {
         assert_eq!(f, Some(Move::Piece { from: 2, dir: Dir::Down }));
         let (c, _) = canonical(g, &cur);
         assert_eq!(node_index(g, &cur, &c, f), 2);
+    }
+
+    #[test]
+    fn node_exists_agrees_with_its_definition() {
+        // Every position of 3x3 with three pieces a side, and about 4,000 of each 5x5
+        // phase up to (4,4); every move index and one past the last.
+        fn check(geom: &Geometry, max_pieces: u32, per_phase: u64) -> (usize, usize) {
+            let (mut checked, mut existing) = (0, 0);
+            let index = crate::index::GameIndex::build(geom, max_pieces).unwrap();
+            for p in index.phases() {
+                let step = (p.len() / per_phase).max(1);
+                for i in (0..p.len()).step_by(step as usize) {
+                    let pos = p.position_at(i);
+                    for j in 1..=moves(geom, &pos).len() + 1 {
+                        let fast = node_exists(geom, &pos, j);
+                        assert_eq!(fast, node_exists_naive(geom, &pos, j), "{pos:?} move {j}");
+                        checked += 1;
+                        existing += usize::from(fast);
+                    }
+                }
+            }
+            (checked, existing)
+        }
+        for (geom, max_pieces, per_phase) in
+            [(&Geometry::new(3, 3).unwrap(), 6, u64::MAX), (Geometry::standard(), 8, 4000)]
+        {
+            let (checked, existing) = check(geom, max_pieces, per_phase);
+            assert!(existing > 1000 && existing < checked, "{existing} of {checked}");
+        }
     }
 
     #[test]

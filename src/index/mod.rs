@@ -235,6 +235,94 @@ impl PhaseIndex {
         Position::new(p, o, h)
     }
 
+    /// The canonical positions with indices in `range` (cut at `len()`), in order: what
+    /// `range.map(|i| self.position_at(i))` gives, at a fraction of the cost, since
+    /// each position is a step from the one before (the hole to the next free square,
+    /// after the last one the opponent's next set of squares) instead of unranked anew.
+    pub fn positions(&self, range: std::ops::Range<u64>) -> Positions<'_> {
+        Positions { index: self, next: range.start, end: range.end.min(self.len()), step: None }
+    }
+}
+
+/// The iterator of [`PhaseIndex::positions`].
+pub struct Positions<'a> {
+    index: &'a PhaseIndex,
+    next: u64,
+    end: u64,
+    step: Option<Step>,
+}
+
+/// Where [`Positions`] stands inside a player set without symmetries (whose inner ranks
+/// are all used, so the next index is the next inner rank).
+struct Step {
+    /// The first index past this player set.
+    slot_end: u64,
+    free: u32,
+    /// The opponent's squares as a subset of `0..free.count_ones()`.
+    compressed: u32,
+    hole_rank: u32,
+    pos: Position,
+}
+
+impl Iterator for Positions<'_> {
+    type Item = Position;
+
+    #[inline]
+    fn next(&mut self) -> Option<Position> {
+        if self.next >= self.end {
+            return None;
+        }
+        let idx = self.next;
+        self.next += 1;
+        let ix = self.index;
+        if let Some(st) = &mut self.step
+            && idx < st.slot_end
+        {
+            let o = st.pos.opponent;
+            if st.hole_rank + 1 < ix.holes {
+                st.hole_rank += 1;
+                let above = st.free & !o & !(u32::MAX >> (31 - st.pos.hole()));
+                st.pos = Position::new(st.pos.player, o, above.trailing_zeros());
+            } else {
+                st.hole_rank = 0;
+                st.compressed = next_combination(st.compressed);
+                let o = deposit(st.compressed, st.free);
+                st.pos = Position::new(st.pos.player, o, (st.free & !o).trailing_zeros());
+            }
+            return Some(st.pos);
+        }
+        self.step = None;
+        let slot = ix.offsets.partition_point(|&o| o <= idx) - 1;
+        if ix.bitmap_of[slot] != u32::MAX {
+            return Some(ix.position_at(idx));
+        }
+        let inner = idx - ix.offsets[slot];
+        let p = ix.sets.set(slot);
+        let free = ix.geom.all() & !p;
+        let compressed = colex_unrank(inner / ix.holes as u64, ix.phase.opponent, free.count_ones());
+        let o = deposit(compressed, free);
+        let hole_rank = (inner % ix.holes as u64) as u32;
+        let pos = Position::new(p, o, nth_square(free & !o, hole_rank));
+        self.step = Some(Step { slot_end: ix.offsets[slot + 1], free, compressed, hole_rank, pos });
+        Some(pos)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.end.saturating_sub(self.next) as usize;
+        (n, Some(n))
+    }
+}
+
+impl ExactSizeIterator for Positions<'_> {}
+
+/// The next set of as many bits in ascending integer (colex) order.
+#[inline]
+fn next_combination(x: u32) -> u32 {
+    let t = x | (x - 1);
+    (t + 1) | ((!t & (t + 1)) - 1) >> (x.trailing_zeros() + 1)
+}
+
+impl PhaseIndex {
     /// Count positions per hole orbit representative (for 5x5: squares 0, 1, 2, 6, 7, 12).
     pub fn count_by_hole(&self) -> BTreeMap<u32, u64> {
         let g = &self.geom;
@@ -308,7 +396,7 @@ fn inner_rank(free: u32, o: u32, h: u32, holes: u32) -> u64 {
 fn inner_unrank(free: u32, inner: u64, b: u32, holes: u32) -> (u32, u32) {
     let colex = inner / holes as u64;
     let hr = (inner % holes as u64) as u32;
-    let compressed = colex_unrank(colex, b);
+    let compressed = colex_unrank(colex, b, free.count_ones());
     let o = deposit(compressed, free);
     let h = nth_square(free & !o, hr);
     (o, h)
@@ -486,6 +574,28 @@ mod tests {
     fn deposit_scatters_bits() {
         assert_eq!(deposit(0b101, 0b1101_0000), 0b1001_0000);
         assert_eq!(deposit(0, 0xff), 0);
+    }
+
+    #[test]
+    fn positions_step_through_the_index_as_position_at_does() {
+        // Whole phases of 3x3 and 4x4, and windows of 5x5 (4,4) and (5,4) that start
+        // anywhere: inside a player set, on a symmetric one, at the end.
+        for (g, max) in [(Geometry::new(3, 3).unwrap(), 6), (Geometry::new(4, 4).unwrap(), 7)] {
+            let idx = GameIndex::build(&g, max).unwrap();
+            for ph in idx.phases() {
+                assert!(ph.positions(0..ph.len()).eq((0..ph.len()).map(|i| ph.position_at(i))), "{:?}", ph.phase());
+            }
+        }
+        let idx = GameIndex::build(Geometry::standard(), 9).unwrap();
+        for ph in idx.phases().iter().filter(|p| p.phase().pieces() >= 8) {
+            let n = ph.len();
+            for start in [0, 1, 16, 99_999, n / 3, n / 2 + 12_345, n - 70_000, n - 1] {
+                let end = (start + 70_000).min(n + 5);
+                let got: Vec<Position> = ph.positions(start..end).collect();
+                let want: Vec<Position> = (start..end.min(n)).map(|i| ph.position_at(i)).collect();
+                assert_eq!(got, want, "{:?} from {start}", ph.phase());
+            }
+        }
     }
 
     #[test]

@@ -14,20 +14,22 @@ pub fn colex_rank(set: u32) -> u64 {
     r
 }
 
-/// The `k`-subset of `0..32` with colex rank `rank`.
+/// The `k`-subset of `0..n` with colex rank `rank` (`rank < C(n, k)`). Each element is
+/// the largest `c` below the previous one with `C(c, i) <= rank`, found by stepping down,
+/// so a whole set costs at most `n` steps.
 #[inline]
-pub fn colex_unrank(mut rank: u64, k: u32) -> u32 {
+pub fn colex_unrank(mut rank: u64, k: u32, n: u32) -> u32 {
+    debug_assert!(rank < binomial(n, k), "rank {rank} of a {k}-subset of 0..{n}");
     let mut set = 0u32;
-    let mut hi = 32u32;
+    let mut c = n;
     for i in (1..=k).rev() {
-        // Largest c < hi with C(c, i) <= rank.
-        let mut c = i - 1;
-        while c + 1 < hi && binomial(c + 1, i) <= rank {
-            c += 1;
+        // C(i - 1, i) = 0 <= rank, so the step down stops at i - 1 at the latest.
+        c -= 1;
+        while binomial(c, i) > rank {
+            c -= 1;
         }
         rank -= binomial(c, i);
         set |= 1 << c;
-        hi = c;
     }
     set
 }
@@ -59,7 +61,7 @@ impl PlayerSets {
         let mut min_of = Vec::with_capacity(total as usize);
         let mut syms_of = Vec::with_capacity(total as usize);
         for r in 0..total {
-            let set = colex_unrank(r, size);
+            let set = colex_unrank(r, size, geom.squares());
             let imgs: [u32; 8] = std::array::from_fn(|k| geom.sym_set(k, set));
             let min = *imgs.iter().min().expect("8 images");
             let mut syms = 0u8;
@@ -133,7 +135,7 @@ mod tests {
     fn colex_round_trips_in_integer_order() {
         let mut prev = 0u32;
         for r in 0..binomial(25, 5) {
-            let s = colex_unrank(r, 5);
+            let s = colex_unrank(r, 5, 25);
             assert_eq!(s.count_ones(), 5);
             assert_eq!(colex_rank(s), r);
             assert!(r == 0 || s > prev);
@@ -146,7 +148,7 @@ mod tests {
         let g = Geometry::standard();
         let ps = PlayerSets::build(g, 4);
         for r in 0..binomial(25, 4) {
-            let set = colex_unrank(r, 4);
+            let set = colex_unrank(r, 4, g.squares());
             let (slot, syms) = ps.lookup(set);
             let min = (0..8).map(|k| g.sym_set(k, set)).min().unwrap();
             assert_eq!(ps.set(slot), min);

@@ -49,13 +49,11 @@ pub fn drop_unreachable_specials(geom: &Geometry, phase: &crate::index::PhaseInd
     use rayon::prelude::*;
     const CHUNK: usize = 1 << 14;
     records.par_chunks_mut(CHUNK).enumerate().for_each(|(c, chunk)| {
-        for (k, r) in chunk.iter_mut().enumerate() {
+        let from = first + (c * CHUNK) as u64;
+        for (r, pos) in chunk.iter_mut().zip(phase.positions(from..from + CHUNK as u64)) {
             let s = Packed(*r).special_move() as usize;
-            if s != 0 {
-                let pos = phase.position_at(first + (c * CHUNK + k) as u64);
-                if !crate::game::forbidden::node_exists(geom, &pos, s) {
-                    *r = Packed(*r).without_special().0;
-                }
+            if s != 0 && !crate::game::forbidden::node_exists(geom, &pos, s) {
+                *r = Packed(*r).without_special().0;
             }
         }
     });

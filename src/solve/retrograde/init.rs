@@ -26,8 +26,8 @@ pub(super) fn init_group(
             let lo = (c * CHUNK) as u64;
             let mut decided: Vec<(u32, u16)> = Vec::new();
             let mut ext: Vec<(u32, u16)> = Vec::new();
-            for (k, cell) in slice.iter_mut().enumerate() {
-                let pos = group.position(lo + k as u64);
+            let positions = group.positions(lo..lo + slice.len() as u64);
+            for ((k, cell), pos) in slice.iter_mut().enumerate().zip(positions) {
                 let (st, ev, w) = initial_state(geom, index, done, &pos);
                 *cell = st.0;
                 for (class, d) in ev {
@@ -140,6 +140,18 @@ pub(super) fn initial_state(
     done: &[Finished],
     pos: &Position,
 ) -> (State, Vec<(u32, u32)>, Option<u32>) {
+    let losing = geom.losing_count();
+    if is_immediate_win(geom, pos) {
+        // Won in 1 ply by the rules (53% of (4,4)). Nothing else of the state is ever
+        // read: a decided generic value without a special move makes every later update
+        // a no-op (see `update`), and every parent applies this win itself through
+        // `into_mate`. So its moves are not even played.
+        debug_assert!(moves(geom, pos).iter().any(|&m| {
+            let r = play(geom, pos, m).expect("listed moves are legal");
+            r.removal == Removal::Opponent && r.child.player.count_ones() == losing
+        }));
+        return (State(1 << OUTSIDE_SHIFT).with_gen(win(1)), Vec::new(), None);
+    }
     let list = moves(geom, pos);
     let (mut u, mut x) = (0u32, 0u32);
     // In-group moves into an immediate win of the opponent: their child is decided
@@ -148,17 +160,13 @@ pub(super) fn initial_state(
     let mut ext_win: Option<u32> = None;
     let mut ext_draw = false;
     let mut extlose = 0u32;
-    let losing = geom.losing_count();
-    // A position won at once returns before `into_mate` is used, so its moves' children
-    // need not be tested (half of (4,4)'s positions, and the test is a quarter of init).
-    let won_at_once = is_immediate_win(geom, pos);
     for (i, &m) in list.iter().enumerate() {
         let r = play(geom, pos, m).expect("listed moves are legal");
         let opt = match r.removal {
             Removal::None => {
                 u += 1;
                 x ^= i as u32 + 1;
-                if !won_at_once && is_immediate_win(geom, &r.child) {
+                if is_immediate_win(geom, &r.child) {
                     into_mate |= 1 << i;
                 }
                 continue;
@@ -182,11 +190,7 @@ pub(super) fn initial_state(
             | (if can_lose { extlose } else { ext_win.unwrap_or(0) } as u64) << OUTSIDE_SHIFT,
     );
     let mut emits = Vec::new();
-    debug_assert_eq!(won_at_once, ext_win == Some(1));
-    if ext_win == Some(1) {
-        // Every parent applies this win itself (see `into_mate`): nothing to propagate.
-        return (st.with_gen(win(1)), emits, None);
-    }
+    debug_assert_ne!(ext_win, Some(1), "a win in 1 is an immediate win");
     if can_lose {
         if u == 0 {
             st = st.with_gen(loss(extlose));

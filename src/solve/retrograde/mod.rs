@@ -210,6 +210,15 @@ impl<'a> Group<'a> {
         let (slot, local) = self.split(g);
         self.phases[slot].position_at(local)
     }
+
+    /// The positions with global indices `range`, in order (see [`PhaseIndex::positions`]).
+    fn positions(&self, range: std::ops::Range<u64>) -> impl Iterator<Item = Position> + '_ {
+        self.phases.iter().enumerate().flat_map(move |(slot, p)| {
+            let (a, b) = (self.offsets[slot], self.offsets[slot + 1]);
+            let (lo, hi) = (range.start.clamp(a, b), range.end.clamp(a, b));
+            p.positions(lo - a..hi - a)
+        })
+    }
 }
 
 /// Solve every phase with at most `max_pieces` pieces, smallest first, keeping every
@@ -428,7 +437,11 @@ fn solve_group(
                     .fold(
                         || (Vec::new(), Scratch::default()),
                         |(mut out, mut scratch), chunk| {
-                            for &e in chunk {
+                            for (k, &e) in chunk.iter().enumerate() {
+                                // Events come in no order: ask early for a later one's state.
+                                if let Some(&ahead) = chunk.get(k + 8) {
+                                    prefetch(&states[(ahead >> 1) as usize]);
+                                }
                                 let (g, class) = ((e >> 1) as u64, e & 1);
                                 scratch.propagate(geom, &group, &states, g, class, level, &mut out);
                             }
