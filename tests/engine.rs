@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use ostledb::game::forbidden::{first_index_reaching, unmoves_with_node_index};
+use ostledb::game::forbidden::{first_index_reaching, node_exists, node_exists_naive, unmoves_with_node_index};
 use ostledb::game::moves::{can_capture, can_capture_by_walking};
 use ostledb::game::symmetry::{canonical, canonical_code};
 use ostledb::game::{Geometry, Phase};
@@ -42,5 +42,33 @@ fn fast_node_index_equals_plain_first_match() {
                 assert_eq!(j, want, "{p:?} {u:?}");
             });
         }
+    }
+}
+
+#[test]
+fn node_exists_agrees_with_its_definition() {
+    // Every position of 3x3 with three pieces a side, and about 4,000 of each 5x5 phase
+    // up to (4,4); every move index and one past the last.
+    fn check(geom: &Geometry, max_pieces: u32, per_phase: u64) -> (usize, usize) {
+        let (mut checked, mut existing) = (0, 0);
+        let index = GameIndex::build(geom, max_pieces).unwrap();
+        for p in index.phases() {
+            let step = (p.len() / per_phase).max(1);
+            for i in (0..p.len()).step_by(step as usize) {
+                let pos = p.position_at(i);
+                for j in 1..=ostledb::game::moves::moves(geom, &pos).len() + 1 {
+                    let fast = node_exists(geom, &pos, j);
+                    assert_eq!(fast, node_exists_naive(geom, &pos, j), "{pos:?} move {j}");
+                    checked += 1;
+                    existing += usize::from(fast);
+                }
+            }
+        }
+        (checked, existing)
+    }
+    for (geom, max_pieces, per_phase) in [(&Geometry::new(3, 3).unwrap(), 6, u64::MAX), (Geometry::standard(), 8, 4000)]
+    {
+        let (checked, existing) = check(geom, max_pieces, per_phase);
+        assert!(existing > 1000 && existing < checked, "{existing} of {checked}");
     }
 }
