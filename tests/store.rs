@@ -1,7 +1,7 @@
 //! The result store, end to end on small boards: one integration suite instantiated per
 //! compiled lookup backend, every answer compared with the solver's in-memory solution;
 //! corruption (every single flipped byte, truncation, foreign magic and versions) always
-//! an error, never a panic or a wrong answer; the golden databases of formats v1 and v2.
+//! an error, never a panic or a wrong answer; the golden databases of formats v1, v2 and v3.
 
 use std::path::{Path, PathBuf};
 
@@ -411,8 +411,10 @@ fn check_golden(version: u32) {
     for p in db.index().phases() {
         let f = db.values(p.phase()).unwrap();
         f.check().unwrap();
-        // v1 stores loss distances, v2 (as written by default) elides them.
-        assert_eq!((f.version(), f.elides_losses()), (version, version == 2));
+        // v1 stores loss distances, v2 and v3 (as written by default) elide them, and
+        // v3 fills immediate wins.
+        assert_eq!((f.version(), f.elides_losses()), (version, version >= 2));
+        assert_eq!(f.fills_immediate_wins(), version == 3);
         keys::check(Backend::Sorted, &data(&dir), p).unwrap();
         let exact = ostledb::store::load_phase(&dir, &g, p.phase(), p.len()).unwrap().unwrap();
         for i in 0..p.len() {
@@ -435,6 +437,11 @@ fn the_v1_golden_database_still_reads() {
 #[test]
 fn the_v2_golden_database_still_reads() {
     check_golden(2);
+}
+
+#[test]
+fn the_v3_golden_database_still_reads() {
+    check_golden(3);
 }
 
 /// `Records` through a database gives the same move values as the library's own
@@ -472,13 +479,13 @@ fn probe_with_a_previous_board_uses_the_forbidden_move() {
     assert!(checked > 100, "{checked}");
 }
 
-/// Writes `tests/data/golden-v2`, the golden database of the current format (run once
+/// Writes `tests/data/golden-v3`, the golden database of the current format (run once
 /// per format version, with the name changed, then commit the files).
 #[test]
 #[ignore = "writes the golden database of the current format; run by hand when the format changes"]
-fn write_golden_v2() {
+fn write_golden_v3() {
     let g = Geometry::new(3, 3).unwrap();
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden-v2");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden-v3");
     let _ = std::fs::remove_dir_all(&dir);
     build(&g, &dir, 6, vec![Backend::Rank, Backend::Sorted]);
 }
