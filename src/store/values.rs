@@ -97,7 +97,7 @@ pub struct WriteOptions {
     /// Store every loss as [`ELIDED_LOSS`](crate::record::ELIDED_LOSS) (its distance is found again by one ply of
     /// search): about 40% smaller on (4,4), whole-phase reads pay for a search.
     pub elide_losses: bool,
-    /// The records of immediate wins handed to [`write`] are filler
+    /// The records of immediate wins handed to [`write()`] are filler
     /// ([`fill_immediate_wins`] made them), and the file says so ([`FLAG_FILLED_WINS`]).
     pub filled_wins: bool,
 }
