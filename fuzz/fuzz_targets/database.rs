@@ -271,7 +271,8 @@ fn run(
     probes: &[(Position, Option<Position>, String)],
     mut check: impl FnMut(&str, &str),
 ) -> Result<u64, Error> {
-    let db = Database::open_opts(dir, &OpenOptions { backend: Some(backend), cache_bytes: 1 << 20 })?;
+    let db =
+        Database::open_opts(dir, &OpenOptions { backend: Some(backend), cache_bytes: 1 << 20, prepare_index: false })?;
     for (pos, prev, want) in probes {
         let got = answer(&db, pos, prev.as_ref())?;
         check(&got, want);
