@@ -234,15 +234,17 @@ pub fn can_capture(geom: &Geometry, pos: &Position) -> bool {
             s => 1u32 << s,
         };
         let mut run = pos.opponent & (geom.edge(d) | before_hole);
-        if run == 0 {
-            continue;
-        }
-        // Extend each run backwards through occupied squares (a run is at most a row long).
-        for _ in 1..geom.side() {
-            run |= shift_set(geom, run & !geom.edge(back), back) & occ;
-        }
-        if run & pos.player != 0 {
-            return true;
+        // Extend each run backwards through occupied squares until a piece of the side
+        // to move joins one or no run grows (runs are short: usually a step or two).
+        while run != 0 {
+            if run & pos.player != 0 {
+                return true;
+            }
+            let grown = run | shift_set(geom, run & !geom.edge(back), back) & occ;
+            if grown == run {
+                break;
+            }
+            run = grown;
         }
     }
     false
@@ -272,6 +274,7 @@ pub fn can_capture_by_walking(geom: &Geometry, pos: &Position) -> bool {
 
 /// True when this is an immediate win for the side to move: the opponent is one piece
 /// from losing and the side to move can remove one.
+#[inline]
 pub fn is_immediate_win(geom: &Geometry, pos: &Position) -> bool {
     pos.opponent.count_ones() == geom.min_pieces() && can_capture(geom, pos)
 }
