@@ -471,10 +471,16 @@ fn slow_idle_and_oversized_clients_are_cut_off_and_others_still_answered() {
     assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
     // A 20 KB header: 431 and the connection closed.
     let (mut big, mut big_r) = connect(server.addr);
-    write!(big, "GET {path} HTTP/1.1\r\nHost: localhost\r\nX-Pad: {}\r\n\r\n", "a".repeat(20_000)).unwrap();
+    let wrote = write!(big, "GET {path} HTTP/1.1\r\nHost: localhost\r\nX-Pad: {}\r\n\r\n", "a".repeat(20_000));
     let mut line = String::new();
-    big_r.read_line(&mut line).unwrap();
-    assert!(line.starts_with("HTTP/1.1 431"), "{line}");
+    match big_r.read_line(&mut line) {
+        Ok(_) => assert!(line.starts_with("HTTP/1.1 431"), "{line}"),
+        // The server answers and closes as soon as the head passes its limit; when that
+        // is before the client has sent the rest, the client's write sees a broken pipe
+        // or its read a reset (unread bytes make the close a reset) instead of the 431.
+        Err(e) => assert!(wrote.is_err() || e.kind() == std::io::ErrorKind::ConnectionReset, "{e} (write: {wrote:?})"),
+    }
+    assert!(closed(&mut big_r), "an oversized head closes the connection");
     // A client that shuts its write side after its request still gets the answer.
     let (mut half, mut half_r) = connect(server.addr);
     half.write_all(format!("GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n").as_bytes()).unwrap();
