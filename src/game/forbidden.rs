@@ -103,22 +103,16 @@ pub fn unmoves_with_node_index(geom: &Geometry, pos: &Position, mut f: impl FnMu
     });
 }
 
-/// Whether node `(pos, j)` exists (`j >= 1`): some predecessor of `pos` reaches it, i.e.
-/// forbids move `j`. A special move whose node does not exist is never needed: no game
-/// can reach the position with that move forbidden.
-///
-/// Node `(pos, j)` is reached from a predecessor `Q` exactly when move `j` of `pos`
-/// leads to an image of `Q` and no earlier move does. So it exists when move `j` removes
-/// nothing, no earlier move reaches an image of its result `t`, and some move of `t`
-/// reaches an image of `pos` (then an image of `t` is a predecessor): two lists of moves
-/// played instead of every unmove of `pos` weighed against every move (see
-/// [`node_exists_naive`], which `tests/engine.rs` holds it to).
-pub fn node_exists(geom: &Geometry, pos: &Position, j: usize) -> bool {
+/// The predecessors whose node forbids move `j` (`j >= 1`) of `pos`: the images of the
+/// result `t` of move `j`, given as `t` with its symmetry invariant and canonical code,
+/// or `None` when no node can forbid move `j`: it removes a piece, does not exist, or an
+/// earlier move also reaches an image of `t` (the node index then names that move).
+pub fn forbidding_predecessors(geom: &Geometry, pos: &Position, j: usize) -> Option<(Position, u64, u64)> {
     let list = moves(geom, pos);
-    let Some(&mj) = j.checked_sub(1).and_then(|i| list.get(i)) else { return false };
-    let Some(r) = play(geom, pos, mj) else { return false };
+    let &mj = j.checked_sub(1).and_then(|i| list.get(i))?;
+    let r = play(geom, pos, mj)?;
     if r.removal != Removal::None {
-        return false;
+        return None;
     }
     let t = r.child;
     let inv = geom.symmetry_invariant(t.player, t.opponent, t.hole());
@@ -131,9 +125,24 @@ pub fn node_exists(geom: &Geometry, pos: &Position, j: usize) -> bool {
         }
         let tc = *code.get_or_insert_with(|| canonical_code(geom, &t));
         if canonical_code(geom, &c) == tc {
-            return false;
+            return None;
         }
     }
+    Some((t, inv, code.unwrap_or_else(|| canonical_code(geom, &t))))
+}
+
+/// Whether node `(pos, j)` exists (`j >= 1`): some predecessor of `pos` reaches it, i.e.
+/// forbids move `j`. A special move whose node does not exist is never needed: no game
+/// can reach the position with that move forbidden.
+///
+/// Node `(pos, j)` is reached from a predecessor `Q` exactly when move `j` of `pos`
+/// leads to an image of `Q` and no earlier move does. So it exists when move `j` removes
+/// nothing, no earlier move reaches an image of its result `t`, and some move of `t`
+/// reaches an image of `pos` (then an image of `t` is a predecessor): two lists of moves
+/// played instead of every unmove of `pos` weighed against every move (see
+/// [`node_exists_naive`], which `tests/engine.rs` holds it to).
+pub fn node_exists(geom: &Geometry, pos: &Position, j: usize) -> bool {
+    let Some((t, _, _)) = forbidding_predecessors(geom, pos, j) else { return false };
     let pinv = geom.symmetry_invariant(pos.player, pos.opponent, pos.hole());
     let mut pcode = None;
     moves(geom, &t).iter().any(|&m| {

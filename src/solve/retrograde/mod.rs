@@ -45,6 +45,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rayon::prelude::*;
 
 use crate::error::Error;
+use crate::game::forbidden::forbidding_predecessors;
 use crate::game::moves::{Removal, is_immediate_win, move_index, moves, play, transform_move, unmoves};
 use crate::game::symmetry::canonical_code;
 use crate::game::{Geometry, Phase, Position};

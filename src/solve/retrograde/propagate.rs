@@ -59,7 +59,8 @@ pub(super) fn propagate(
     // The predecessors whose node forbids the special move `s` are the images of the
     // result of move `s`, unless an earlier move also reaches an image of it (then the
     // node index names that earlier move and no node forbids `s`).
-    let special_target = if s != 0 { special_predecessor(geom, &pos, s as usize) } else { None };
+    let special_target =
+        if s != 0 { forbidding_predecessors(geom, &pos, s as usize).map(|(_, inv, code)| (inv, code)) } else { None };
     if class == SPC && special_target.is_none() {
         return;
     }
@@ -133,29 +134,6 @@ pub(super) fn propagate(
             }
         }
     }
-}
-
-/// The symmetry invariant and canonical code of the predecessors whose node forbids move
-/// `s` of `pos`, or `None` if no node does.
-pub(super) fn special_predecessor(geom: &Geometry, pos: &Position, s: usize) -> Option<(u64, u64)> {
-    let list = moves(geom, pos);
-    let r = play(geom, pos, list[s - 1]).expect("listed moves are legal");
-    debug_assert_eq!(r.removal, Removal::None, "a special move removes nothing");
-    let t = r.child;
-    let inv = geom.symmetry_invariant(t.player, t.opponent, t.hole());
-    let mut code = None;
-    for &m in &list[..s - 1] {
-        let Some(r) = play(geom, pos, m) else { continue };
-        let c = r.child;
-        if r.removal != Removal::None || geom.symmetry_invariant(c.player, c.opponent, c.hole()) != inv {
-            continue;
-        }
-        let tc = *code.get_or_insert_with(|| canonical_code(geom, &t));
-        if canonical_code(geom, &c) == tc {
-            return None;
-        }
-    }
-    Some((inv, code.unwrap_or_else(|| canonical_code(geom, &t))))
 }
 
 #[inline]
