@@ -148,12 +148,10 @@ impl Database {
     /// The verdict of `board` (with `prev`, the board before the opponent's last move
     /// seen from the opponent, which decides the forbidden move) and of every move.
     pub fn analyse(&self, board: &Position, prev: Option<&Position>) -> Result<Analysis, Error> {
+        let (mut a, node) = self.head(board, prev)?;
         let g = self.geometry();
-        let node = self.node(board, prev)?;
-        let value = self.node_value(&node)?;
         let (canon, k, j) = (node.canon, node.symmetry, node.j);
         let forbidden_canon = (j > 0).then(|| moves(g, &canon)[j - 1]);
-        let checkmate = is_immediate_win(g, board);
         let allowed = |mv| forbidden_canon != Some(transform_move(g, k, mv));
         let mut list: Vec<MoveLine> = self
             .moves(board)?
@@ -189,6 +187,22 @@ impl Database {
         for m in &mut list {
             m.best = !m.forbidden && Some(m.outcome) == best;
         }
+        a.moves = list;
+        Ok(a)
+    }
+
+    /// [`Database::analyse`] without the moves (`moves` is empty): the node's own verdict,
+    /// at the cost of one lookup instead of one per move.
+    pub fn summary(&self, board: &Position, prev: Option<&Position>) -> Result<Analysis, Error> {
+        self.head(board, prev).map(|(a, _)| a)
+    }
+
+    fn head(&self, board: &Position, prev: Option<&Position>) -> Result<(Analysis, crate::store::db::Node), Error> {
+        let g = self.geometry();
+        let node = self.node(board, prev)?;
+        let value = self.node_value(&node)?;
+        let (canon, j) = (node.canon, node.j);
+        let checkmate = is_immediate_win(g, board);
         let (verdict, plies) = Verdict::of(checkmate, value);
         let from_start = match self.bfs()? {
             Some(b) => Some(FromStart {
@@ -199,7 +213,7 @@ impl Database {
             }),
             None => None,
         };
-        Ok(Analysis {
+        let a = Analysis {
             from_start,
             board: format_board(g, board),
             canonical: format_board(g, &canon),
@@ -211,9 +225,10 @@ impl Database {
             plies,
             outcome: value,
             text: published_text(checkmate, value),
-            moves: list,
+            moves: Vec::new(),
             position: *board,
-        })
+        };
+        Ok((a, node))
     }
 
     /// The principal variation from `board`: each side plays its first best allowed

@@ -387,6 +387,59 @@ impl Database {
         self.node_value(&self.node(board, prev)?)
     }
 
+    /// [`Database::probe`] of many boards, nothing forbidden, answered in the order given.
+    /// Parallel (rayon), and ordered for the store: the boards are located first and
+    /// valued in order of phase and index, so that a block that several of them need is
+    /// decompressed once, while it is cached. An error (a bad board, a phase this
+    /// database lacks, a damaged block) is that board's answer and stops no other.
+    pub fn probe_many(&self, boards: &[Position]) -> Vec<Result<Outcome, Error>> {
+        use rayon::prelude::*;
+        enum Step {
+            Done(Result<Outcome, Error>),
+            At(Phase, u64),
+        }
+        let steps: Vec<Step> = boards
+            .par_iter()
+            .map(|b| {
+                if let Err(e) = self.check_range(b) {
+                    return Step::Done(Err(e));
+                }
+                if crate::game::moves::is_immediate_win(&self.geom, b) {
+                    return Step::Done(Ok(Outcome::Win(1)));
+                }
+                match self.locate(b) {
+                    Ok((ph, idx)) => Step::At(ph, idx),
+                    Err(e) => Step::Done(Err(e)),
+                }
+            })
+            .collect();
+        let mut order: Vec<(Phase, u64, usize)> = steps
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| match s {
+                Step::At(ph, idx) => Some((*ph, *idx, i)),
+                Step::Done(_) => None,
+            })
+            .collect();
+        order.par_sort_unstable_by_key(|&(ph, idx, _)| (ph.player, ph.opponent, idx));
+        let valued: Vec<Result<Outcome, Error>> = order
+            .par_iter()
+            .with_min_len(64)
+            .map(|&(ph, idx, i)| self.record_of(&boards[i], ph, idx).map(|r| r.node(0)))
+            .collect();
+        let mut out: Vec<Option<Result<Outcome, Error>>> = steps
+            .into_iter()
+            .map(|s| match s {
+                Step::Done(r) => Some(r),
+                Step::At(..) => None,
+            })
+            .collect();
+        for (&(_, _, i), r) in order.iter().zip(valued) {
+            out[i] = Some(r);
+        }
+        out.into_iter().map(|r| r.expect("every board answered")).collect()
+    }
+
     /// The node `board` is in after `prev` (checked: in range, and `prev` leads to it).
     pub(crate) fn node(&self, board: &Position, prev: Option<&Position>) -> Result<Node, Error> {
         self.check_range(board)?;

@@ -1,0 +1,53 @@
+"""Every answer of the package equals the ``ostledb`` binary's (``query - --json``) on
+random boards, with and without a previous board, and with a line."""
+
+import json
+import subprocess
+
+import ostledb
+from conftest import random_boards
+
+PHASES44 = [(3, 3), (4, 3), (3, 4), (4, 4)]
+
+
+def cli_answers(cli, db_path, lines, *extra):
+    out = subprocess.run(
+        [str(cli), "query", "-", "--json", "--quiet", "--db", str(db_path), *extra],
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    answers = [json.loads(x) for x in out.splitlines()]
+    assert len(answers) == len(lines)
+    for a in answers:
+        a.pop("input")
+    return answers
+
+
+def test_probe_moves_and_probe_many_equal_the_cli(cli, db44_path):
+    boards = random_boards(2000, 4, PHASES44, seed=11)
+    want = cli_answers(cli, db44_path, boards)
+    with ostledb.open(db44_path) as db:
+        scores = db.probe_many(boards)
+        for b, w, s in zip(boards, want, scores):
+            moves = w.pop("moves")
+            assert db.probe(b).to_dict() == w
+            assert [m.to_dict() for m in db.moves(b)] == moves
+            assert s == (0 if w["plies"] is None else w["plies"] * (-1 if w["verdict"] == "loss" else 1))
+
+
+def test_query_with_prev_and_line_equals_the_cli(cli, db44_path):
+    boards = random_boards(300, 4, PHASES44, seed=12)
+    lines = []
+    with ostledb.open(db44_path) as db:
+        for b in boards:
+            p = db.position(b)
+            child = next((p.play(m) for m in p.moves() if not p.play(m).is_game_over()), None)
+            if child is not None:
+                lines.append((child.board, b))
+        want = cli_answers(cli, db44_path, [f"{c},{b}" for c, b in lines], "--line", "--max-plies", "30")
+        for (c, b), w in zip(lines, want):
+            assert db.query(c, prev=b, line=30) == w
+            assert [s.to_dict() for s in db.line(c, prev=b, max_plies=30)] == w["line"]
+    assert any(w["node_index"] > 0 for w in want)
