@@ -163,3 +163,60 @@ fn played_moves_follow_the_rules() {
         assert_eq!(play_moves(g, &start, None, &[format_move(g, *m)]).is_ok(), !ends);
     }
 }
+
+/// `Database::probe_many` answers as `probe` one board at a time, in the order given:
+/// every position of the 3x3 board (each as a different symmetric image), the in-memory
+/// solution's generic value, with malformed boards and a phase the database lacks mixed
+/// in; and `summary` is `analyse` without its moves.
+#[test]
+fn probe_many_and_summary_answer_as_probe_and_analyse() {
+    use ostledb::game::Position;
+    let g = Geometry::new(3, 3).unwrap();
+    let dir = build(&g, "many", 6);
+    let small = build(&g, "many-small", 5);
+    let sol = solve(&g, 6, &SolveOptions::default()).unwrap();
+    let mut boards: Vec<Position> = Vec::new();
+    for p in sol.index().phases() {
+        for i in 0..p.len() {
+            boards.push(p.position_at(i).transformed(&g, (i % 8) as usize));
+        }
+    }
+    let n = boards.len();
+    // Not live: no hole on the board (code 0), and a side without pieces.
+    boards.insert(n / 2, Position::from_code(0));
+    boards.insert(n / 3, Position { player: 0b111, opponent: 0, hole: 4 });
+    for (db_dir, phases) in [(&dir, 4usize), (&small, 3)] {
+        let db = Database::open(db_dir).unwrap();
+        assert_eq!(db.index().phases().len(), phases);
+        let many = db.probe_many(&boards);
+        assert_eq!(many.len(), boards.len());
+        let (mut ok, mut missing, mut bad) = (0, 0, 0);
+        for (b, got) in boards.iter().zip(&many) {
+            match (db.probe(b, None), got) {
+                (Ok(want), Ok(got)) => {
+                    assert_eq!(*got, want, "{}", format_board(&g, b));
+                    let (c, _) = canonical(&g, b);
+                    assert_eq!(want, sol.node(&c, 0));
+                    ok += 1;
+                }
+                (Err(want), Err(got)) => {
+                    assert_eq!(want.to_string(), got.to_string());
+                    match got {
+                        ostledb::Error::MissingDatabase { .. } => missing += 1,
+                        _ => bad += 1,
+                    }
+                }
+                (want, got) => panic!("{}: probe {want:?}, probe_many {got:?}", format_board(&g, b)),
+            }
+        }
+        assert_eq!(bad, 2);
+        assert_eq!(ok + missing + bad, boards.len());
+        assert_eq!(missing > 0, phases == 3, "(3,3) is missing from the small database only");
+        for b in boards.iter().step_by(7).filter(|b| db.probe(b, None).is_ok()) {
+            let full = db.analyse(b, None).unwrap();
+            let mut head = serde_json::to_value(&full).unwrap();
+            head["moves"] = serde_json::json!([]);
+            assert_eq!(serde_json::to_value(db.summary(b, None).unwrap()).unwrap(), head);
+        }
+    }
+}

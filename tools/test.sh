@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The README's test command: install what the tests need when it is missing, then run
-# every test (`cargo test --release`, extra arguments passed on).
+# every test: `cargo test --release` (extra arguments passed on), then the Python
+# package's tests (tools/python-test.sh: a virtual environment in target/py-venv with the
+# packages of python/requirements-test.txt from PyPI, the wheel built and installed, pytest).
 #
 # The browser test (tests/browser.rs) drives Debian's Chromium through chromedriver
 # (packages chromium and chromium-driver, /usr/bin/chromium and /usr/bin/chromedriver);
@@ -21,4 +23,5 @@ if [ ${#need[@]} -gt 0 ]; then
         echo "tools/test.sh: could not install ${need[*]}; the browser test will fail (apt-get install ${need[*]})" >&2
     fi
 fi
-exec cargo test --release "$@"
+cargo test --release "$@"
+exec tools/python-test.sh

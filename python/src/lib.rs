@@ -486,8 +486,8 @@ impl Value {
     }
     /// The fewest plies from the initial position, when the database stores a
     /// breadth-first search (a dict as in the JSON), else None.
-    #[getter]
-    fn from_start(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+    #[getter(from_start)]
+    fn start_distance(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
         match &self.a.from_start {
             Some(f) => Ok(Some(json_to_py(py, &serde_json::to_value(f).expect("serialises"))?)),
             None => Ok(None),
@@ -655,9 +655,8 @@ struct Database {
 impl Database {
     fn db(&self, py: Python<'_>) -> PyResult<Arc<ostledb::store::Database>> {
         let g = self.inner.read().unwrap_or_else(|e| e.into_inner());
-        g.clone().ok_or_else(|| {
-            raise(py, "DatabaseClosedError", format!("the database {} is closed", self.path.display()))
-        })
+        g.clone()
+            .ok_or_else(|| raise(py, "DatabaseClosedError", format!("the database {} is closed", self.path.display())))
     }
 
     fn prev_arg(&self, py: Python<'_>, prev: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Board>> {
@@ -754,7 +753,12 @@ impl Database {
     /// >>> [(m.move, m.verdict, m.plies) for m in ostledb.open(DB).moves("2222-0003-0000-1111")[:3]]
     /// [('b1-up', 'win', 23), ('c1-up', 'win', 29), ('a1-up', 'loss', 28)]
     #[pyo3(signature = (board, prev = None))]
-    fn moves(&self, py: Python<'_>, board: &Bound<'_, PyAny>, prev: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<MoveValue>> {
+    fn moves(
+        &self,
+        py: Python<'_>,
+        board: &Bound<'_, PyAny>,
+        prev: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Vec<MoveValue>> {
         let db = self.db(py)?;
         let b = board_arg(py, self.geom, board)?;
         let p = self.prev_arg(py, prev)?;
@@ -838,13 +842,39 @@ impl Database {
         }
         if as_array {
             let bytes: Vec<u8> = out.iter().flat_map(|v| v.to_le_bytes()).collect();
-            let np = py.import("numpy")?;
-            let kw = PyDict::new(py);
-            kw.set_item("dtype", "<i4")?;
-            let a = np.getattr("frombuffer")?.call((PyBytes::new(py, &bytes),), Some(&kw))?;
-            return Ok(a.call_method0("copy")?.unbind());
+            return numpy_array(py, &bytes, "<i4");
         }
         Ok(PyList::new(py, out)?.into_any().unbind())
+    }
+
+    /// ``n`` positions of ``phase`` drawn uniformly at random (with repetition) from the
+    /// positions the database stores for it (canonical forms, one per symmetry class), as
+    /// a numpy array of their codes, for ``probe_many``. The same ``seed`` draws the same
+    /// positions.
+    ///
+    /// >>> db = ostledb.open(DB)
+    /// >>> codes = db.sample((4, 4), 5, seed=3)
+    /// >>> len(codes), codes.dtype, bool((codes == db.sample((4, 4), 5, seed=3)).all())
+    /// (5, dtype('uint64'), True)
+    /// >>> ostledb.Position.from_code(int(codes[0]), side=4).phase
+    /// (4, 4)
+    #[pyo3(signature = (phase, n, seed = 1))]
+    fn sample(&self, py: Python<'_>, phase: (u32, u32), n: usize, seed: u64) -> PyResult<Py<PyAny>> {
+        use ostledb::store::keys::workload::{Pattern, codes};
+        let db = self.db(py)?;
+        let ph = ostledb::game::Phase { player: phase.0, opponent: phase.1 };
+        let Some(index) = db.index().phase(ph) else {
+            let held: Vec<String> = db.index().phases().iter().map(|p| p.phase().to_string()).collect();
+            return Err(raise(
+                py,
+                "MissingPhaseError",
+                format!("phase {ph} is not in this database; it holds {}", held.join(", ")),
+            ));
+        };
+        let geom = self.geom;
+        let list = py.detach(move || codes(geom, index, index, Pattern::Random, n, seed));
+        let bytes: Vec<u8> = list.iter().flat_map(|c| c.to_le_bytes()).collect();
+        numpy_array(py, &bytes, "<u8")
     }
 
     /// Close the database (its files are released once no call is using them).
@@ -871,6 +901,15 @@ impl Database {
             self.geom.start_pieces()
         )
     }
+}
+
+/// A new numpy array of `dtype` (little-endian) holding `bytes`.
+fn numpy_array(py: Python<'_>, bytes: &[u8], dtype: &str) -> PyResult<Py<PyAny>> {
+    let np = py.import("numpy")?;
+    let kw = PyDict::new(py);
+    kw.set_item("dtype", dtype)?;
+    let a = np.getattr("frombuffer")?.call((PyBytes::new(py, bytes),), Some(&kw))?;
+    Ok(a.call_method0("copy")?.unbind())
 }
 
 /// The boards of a `probe_many` call, and whether the answer is an array: a buffer of

@@ -197,3 +197,16 @@ def test_reads_from_threads_agree(db44, boards44):
         many = list(pool.map(db44.probe_many, [boards44] * 4))
     assert got == want
     assert all(m == [w["plies"] and (w["plies"] if w["verdict"] != "loss" else -w["plies"]) or 0 for w in want] for m in many)
+
+
+def test_sample_draws_canonical_positions_of_the_phase(db44):
+    codes = db44.sample((4, 3), 2000, seed=4)
+    assert codes.dtype == np.uint64 and codes.shape == (2000,)
+    assert (codes == db44.sample((4, 3), 2000, seed=4)).all()
+    assert not (codes == db44.sample((4, 3), 2000, seed=5)).all()
+    positions = [ostledb.Position.from_code(int(c), side=4) for c in codes[:300]]
+    assert all(p.phase == (4, 3) and p.canonical() == p for p in positions)
+    assert len(set(codes.tolist())) > 1500
+    assert db44.probe_many(codes).tolist() == [db44.probe(p).score for p in positions] + db44.probe_many(codes[300:]).tolist()
+    with pytest.raises(ostledb.MissingPhaseError, match="holds"):
+        db44.sample((5, 4), 10)

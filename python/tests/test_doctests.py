@@ -4,6 +4,7 @@ compiled, so pytest's --doctest-modules does not find them: they are collected h
 import doctest
 import inspect
 
+import numpy
 import pytest
 
 import ostledb
@@ -32,7 +33,7 @@ def test_there_are_examples():
 @pytest.mark.parametrize("name", sorted(docstrings()))
 def test_docstring_examples_run(name, db44_path):
     doc = docstrings()[name]
-    globs = {"ostledb": ostledb, "DB": str(db44_path)}
+    globs = {"ostledb": ostledb, "np": numpy, "DB": str(db44_path)}
     test = doctest.DocTestParser().get_doctest(doc, globs, name, None, 0)
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     out = []
