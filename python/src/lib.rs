@@ -964,7 +964,7 @@ fn open(py: Python<'_>, path: PathBuf, backend: Option<&str>, cache_mb: Option<u
     let backend = backend.map(Backend::parse).transpose().map_err(|e| to_py(py, e, At::Open))?;
     let mut opts = OpenOptions { backend, ..OpenOptions::default() };
     if let Some(mb) = cache_mb {
-        opts.cache_bytes = mb << 20;
+        opts.cache_bytes = mb.saturating_mul(1 << 20);
     }
     let p = path.clone();
     let db = py.detach(move || ostledb::store::Database::open_opts(&p, &opts)).map_err(|e| to_py(py, e, At::Open))?;
