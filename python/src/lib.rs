@@ -862,19 +862,39 @@ impl Database {
     fn sample(&self, py: Python<'_>, phase: (u32, u32), n: usize, seed: u64) -> PyResult<Py<PyAny>> {
         use ostledb::store::keys::workload::{Pattern, codes};
         let db = self.db(py)?;
-        let ph = ostledb::game::Phase { player: phase.0, opponent: phase.1 };
-        let Some(index) = db.index().phase(ph) else {
-            let held: Vec<String> = db.index().phases().iter().map(|p| p.phase().to_string()).collect();
-            return Err(raise(
-                py,
-                "MissingPhaseError",
-                format!("phase {ph} is not in this database; it holds {}", held.join(", ")),
-            ));
-        };
+        let index = phase_index(py, &db, phase)?;
         let geom = self.geom;
         let list = py.detach(move || codes(geom, index, index, Pattern::Random, n, seed));
-        let bytes: Vec<u8> = list.iter().flat_map(|c| c.to_le_bytes()).collect();
-        numpy_array(py, &bytes, "<u8")
+        numpy_codes(py, &list)
+    }
+
+    /// How many positions the database stores for ``phase``: one per symmetry class, its
+    /// canonical form.
+    ///
+    /// >>> ostledb.open(DB).count((3, 3))
+    /// 200380
+    fn count(&self, py: Python<'_>, phase: (u32, u32)) -> PyResult<u64> {
+        let db = self.db(py)?;
+        Ok(phase_index(py, &db, phase)?.len())
+    }
+
+    /// The codes of positions ``start`` to ``stop`` (default: the end) of ``phase``, in
+    /// the database's order, which is ascending canonical code, as a numpy array: with
+    /// ``probe_many``, a whole phase can be read in slices.
+    ///
+    /// >>> db = ostledb.open(DB)
+    /// >>> codes = db.positions((3, 3), 190000, 190004)
+    /// >>> [ostledb.Position.from_code(int(c), side=4).board for c in codes[:2]]
+    /// ['0301-0100-0022-1020', '0031-0100-0022-1020']
+    /// >>> db.probe_many(codes).tolist()
+    /// [-8, -8, -10, 0]
+    #[pyo3(signature = (phase, start = 0, stop = None))]
+    fn positions(&self, py: Python<'_>, phase: (u32, u32), start: u64, stop: Option<u64>) -> PyResult<Py<PyAny>> {
+        let db = self.db(py)?;
+        let index = phase_index(py, &db, phase)?;
+        let stop = stop.unwrap_or(u64::MAX).min(index.len());
+        let list: Vec<u64> = py.detach(move || index.positions(start.min(stop)..stop).map(|p| p.code()).collect());
+        numpy_codes(py, &list)
     }
 
     /// Close the database (its files are released once no call is using them).
@@ -901,6 +921,25 @@ impl Database {
             self.geom.start_pieces()
         )
     }
+}
+
+/// The index of `phase` in `db`, or `MissingPhaseError` naming the phases it has.
+fn phase_index<'a>(
+    py: Python<'_>,
+    db: &'a ostledb::store::Database,
+    phase: (u32, u32),
+) -> PyResult<&'a ostledb::index::PhaseIndex> {
+    let ph = ostledb::game::Phase { player: phase.0, opponent: phase.1 };
+    db.index().phase(ph).ok_or_else(|| {
+        let held: Vec<String> = db.index().phases().iter().map(|p| p.phase().to_string()).collect();
+        raise(py, "MissingPhaseError", format!("phase {ph} is not in this database; it holds {}", held.join(", ")))
+    })
+}
+
+/// Board codes as a new numpy uint64 array.
+fn numpy_codes(py: Python<'_>, codes: &[u64]) -> PyResult<Py<PyAny>> {
+    let bytes: Vec<u8> = codes.iter().flat_map(|c| c.to_le_bytes()).collect();
+    numpy_array(py, &bytes, "<u8")
 }
 
 /// A new numpy array of `dtype` (little-endian) holding `bytes`.

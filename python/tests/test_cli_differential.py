@@ -51,3 +51,31 @@ def test_query_with_prev_and_line_equals_the_cli(cli, db44_path):
             assert db.query(c, prev=b, line=30) == w
             assert [s.to_dict() for s in db.line(c, prev=b, max_plies=30)] == w["line"]
     assert any(w["node_index"] > 0 for w in want)
+
+
+def test_whole_phases_read_in_order_equal_ostledb_stats(cli, db44_path):
+    """Every position of every phase, read with positions() and valued with probe_many,
+    gives the counts of ``ostledb stats --json``: wins and losses by distance, draws."""
+    import numpy as np
+
+    out = subprocess.run(
+        [str(cli), "stats", "--json", "--quiet", "--db", str(db44_path)], capture_output=True, text=True, check=True
+    ).stdout
+    stats = json.loads(out)
+    with ostledb.open(db44_path) as db:
+        assert [tuple(p["phase"]) for p in stats["phases"]] == db.phases
+        for p in stats["phases"]:
+            phase = tuple(p["phase"])
+            n = db.count(phase)
+            assert n == p["counts"]["positions"]
+            codes = db.positions(phase)
+            assert codes.shape == (n,) and bool((codes[1:] > codes[:-1]).all())
+            assert db.positions(phase, 1000, 1010).tolist() == codes[1000:1010].tolist()
+            assert db.positions(phase, n - 3).tolist() == codes[n - 3 :].tolist()
+            assert db.positions(phase, n + 5).tolist() == []
+            scores = db.probe_many(codes)
+            want = p["positions"]
+            assert int((scores == 0).sum()) == want["draw"]
+            for name, sign in (("win_by_distance", 1), ("loss_by_distance", -1)):
+                got = np.bincount(sign * scores[sign * scores > 0], minlength=len(want[name])).tolist()
+                assert got == want[name], (phase, name)
