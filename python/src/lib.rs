@@ -334,11 +334,35 @@ impl Position {
         self.key() >= other.key()
     }
 
-    fn __reduce__(slf: &Bound<'_, Self>) -> (Py<PyType>, (String, u32)) {
+    /// Pickled as its squares and its game, so that a finished board (which the
+    /// notation parser refuses) comes back too.
+    fn __reduce__(slf: &Bound<'_, Self>) -> PyResult<(Py<PyAny>, PositionParts)> {
         let p = slf.get();
-        (slf.get_type().unbind(), (p.text(), p.geom.start_pieces()))
+        let rebuild = slf.get_type().getattr("_from_parts")?.unbind();
+        Ok((rebuild, (p.board.player, p.board.opponent, p.board.hole, p.geom.side(), p.geom.start_pieces())))
+    }
+
+    /// The position with these squares (for unpickling; checked to be on the board).
+    #[staticmethod]
+    fn _from_parts(py: Python<'_>, player: u32, opponent: u32, hole: u8, side: u32, pieces: u32) -> PyResult<Position> {
+        let geom = geometry(side, pieces).map_err(|e| to_py(py, e, At::Query))?;
+        let squares = geom.squares();
+        let all = (1u32 << squares) - 1; // a board has at most 25 squares
+        let hole_bit = 1u32.checked_shl(hole as u32).unwrap_or(0);
+        if player & !all != 0
+            || opponent & !all != 0
+            || player & opponent != 0
+            || hole as u32 >= squares
+            || (player | opponent) & hole_bit != 0
+        {
+            return Err(raise(py, "BadBoardError", "squares outside the board or taken twice".to_string()));
+        }
+        Ok(Position::new_in(geom, Board { player, opponent, hole }))
     }
 }
+
+/// What a `Position` is pickled as: player, opponent and hole squares, board side, pieces.
+type PositionParts = (u32, u32, u8, u32, u32);
 
 /// A board argument: a `Position` of the database's board, or its text.
 fn board_arg(py: Python<'_>, geom: &Geometry, obj: &Bound<'_, PyAny>) -> PyResult<Board> {

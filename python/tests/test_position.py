@@ -100,6 +100,11 @@ def test_a_capture_that_ends_the_game_gives_a_finished_board():
     with pytest.raises(BadBoardError, match="over"):
         c.moves()
     assert not c.is_immediate_win()
+    # A finished board pickles too (the notation parser would refuse its text).
+    back = pickle.loads(pickle.dumps(c))
+    assert back == c and back.is_game_over() and back.board == c.board
+    with pytest.raises(BadBoardError):
+        Position._from_parts(0b11, 0b11, 4, 3, 3)
 
 
 def test_symmetric_boards_share_a_canonical_form():
