@@ -24,7 +24,7 @@ use crate::store::Database;
 pub struct SolveArgs {
     /// Solve the phases with at most this many pieces on the board: 8 = (4,4), about 90
     /// seconds and 1.5 GB of memory on 2 cores; 9 adds (5,4) and (4,5), about 16 minutes and 10 GB;
-    /// 10 is the whole game: (5,5) adds about 65 minutes and needs 17 GB of memory.
+    /// 10 is the whole game: (5,5) adds about 40 minutes and needs 17 GB of memory.
     /// Phases already in the database are loaded, not solved again.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(8..=10))]
     pub max_pieces: u32,
