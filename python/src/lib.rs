@@ -17,7 +17,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyType};
 
 use ostledb::Error;
-use ostledb::analysis::query::{Analysis, MoveLine, Step, Verdict, answer};
+use ostledb::analysis::query::{Analysis, MoveLine, Step, Verdict, answer, ends_game};
 use ostledb::game::forbidden::forbidden_move;
 use ostledb::game::moves::{is_immediate_win, moves, play};
 use ostledb::game::notation::{code_to_base64, format_board, format_move, parse_board, parse_move};
@@ -121,8 +121,7 @@ impl Position {
 
     /// The game has ended on this board: a side has fewer pieces than a live position needs.
     fn is_over(&self) -> bool {
-        let min = self.geom.min_pieces();
-        self.board.player.count_ones() < min || self.board.opponent.count_ones() < min
+        ends_game(self.geom, &self.board)
     }
 
     fn live(&self, py: Python<'_>) -> PyResult<()> {

@@ -132,7 +132,7 @@ impl Analysis {
 
 /// A side has fewer than the pieces a live position needs: the move to `child` ended
 /// the game.
-fn ends_game(g: &Geometry, child: &Position) -> bool {
+pub fn ends_game(g: &Geometry, child: &Position) -> bool {
     child.player.count_ones() < g.min_pieces() || child.opponent.count_ones() < g.min_pieces()
 }
 
