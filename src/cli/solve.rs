@@ -11,7 +11,6 @@ use crate::cli::{CommonArgs, OnInterrupt, Signals, emit, thousands};
 use crate::error::Error;
 use crate::game::Geometry;
 use crate::game::notation::parse_board;
-use crate::record::Outcome;
 use crate::solve::SolveOptions;
 use crate::solve::retrograde::solve_into;
 use crate::store::Database;
@@ -74,21 +73,13 @@ pub fn run(args: SolveArgs, signals: &Signals) -> Result<(), Error> {
     };
     let mut out = String::new();
     solve_into(g, args.max_pieces, &opts, |p| {
-        let (mut w, mut l, mut d) = (0u64, 0u64, 0u64);
-        for i in 0..p.len() {
-            match p.record(i).base {
-                Outcome::Win(_) => w += 1,
-                Outcome::Loss(_) => l += 1,
-                Outcome::Draw => d += 1,
-            }
-        }
         out.push_str(&format!(
             "{}: {} positions: {} win, {} loss, {} draw\n",
-            p.phase(),
-            thousands(p.len()),
-            thousands(w),
-            thousands(l),
-            thousands(d)
+            p.phase,
+            thousands(p.positions),
+            thousands(p.win),
+            thousands(p.loss),
+            thousands(p.draw)
         ));
         Ok(())
     })?;

@@ -12,7 +12,7 @@
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::error::{Error, FileKind, checksum_mismatch, io};
 use crate::game::{Geometry, Phase};
@@ -21,7 +21,7 @@ use crate::store::file::{WordHash, fault_point, header_version, open_existing, o
 /// The first 8 bytes of a group checkpoint file.
 pub const MAGIC: [u8; 8] = *b"OSTLEGRP";
 /// The format version this code writes and reads.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 /// Header size in bytes.
 pub const HEADER_LEN: usize = 64;
 
@@ -29,9 +29,11 @@ pub const HEADER_LEN: usize = 64;
 /// 16-bit offsets into the chunk: 2 bytes per entry, written once, never merged.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(crate) struct ChunkQueue {
-    /// Decisions made at init, `offset << 1 | class`, in increasing distance (the distance
-    /// of the value the state holds for that class).
+    /// Decisions made at init, `offset << 1 | class`, in increasing distance.
     pub decided: Box<[u16]>,
+    /// The distances of `decided`: `(distance, end)`, entries `previous end..end` have
+    /// that distance (increasing distances, the last end is `decided.len()`).
+    pub runs: Box<[(u32, u32)]>,
     /// Positions with a win through a capture at distance above 1, in increasing distance
     /// (held in the state's outside field).
     pub ext: Box<[u16]>,
@@ -47,11 +49,14 @@ pub(crate) struct Resumed {
     /// The largest distance in the chunk queues.
     pub last: u32,
     /// One working state per position of the group.
-    pub states: Vec<u64>,
+    pub states: Vec<u32>,
     /// One queue per chunk of positions.
     pub queues: Vec<ChunkQueue>,
     /// Pending events by distance (levels below `level` are empty).
     pub buckets: Vec<Vec<u32>>,
+    /// How many events the group's event log holds at the end of each level below
+    /// `level`.
+    pub log_ends: Vec<u64>,
 }
 
 /// The checkpoint file of the group made of `phases`, e.g. `group-5-4-4-5.ckpt`.
@@ -133,6 +138,10 @@ fn header_words(h: &[u8; HEADER_LEN], hash: &mut WordHash) {
     }
 }
 
+/// u32 words per chunk in the queue table: lengths of `decided` and `ext`, the two
+/// `next` counts, the number of runs.
+const TABLE: usize = 5;
+
 /// Write the working state of a group between two levels (atomically). `level` is the
 /// next level to process. Called with no other thread touching `states`.
 #[allow(clippy::too_many_arguments)]
@@ -143,9 +152,10 @@ pub(crate) fn save(
     chunk: usize,
     level: u32,
     last: u32,
-    states: &[AtomicU64],
+    states: &[AtomicU32],
     queues: &[ChunkQueue],
     buckets: &[Vec<u32>],
+    log_ends: &[u64],
 ) -> Result<PathBuf, Error> {
     std::fs::create_dir_all(dir).map_err(io(dir))?;
     let path = group_file(dir, phases);
@@ -158,20 +168,26 @@ pub(crate) fn save(
     header_words(&header(geom, phases, chunk as u32, n, level, last, 0), &mut hash);
     w.write_all(&[0u8; HEADER_LEN]).map_err(io(&tmp))?;
     let mut out = Out { w, hash, path: tmp.clone() };
-    out.u64s(states.iter().map(|s| s.load(Ordering::Relaxed)))?;
-    let mut table = Vec::with_capacity(queues.len() * 4);
+    for c in states.chunks(1 << 16) {
+        let v: Vec<u32> = c.iter().map(|s| s.load(Ordering::Relaxed)).collect();
+        out.u32s(&v)?;
+    }
+    let mut table = Vec::with_capacity(queues.len() * TABLE);
     for q in queues {
-        table.extend([q.decided.len() as u32, q.ext.len() as u32, q.next.0, q.next.1]);
+        table.extend([q.decided.len() as u32, q.ext.len() as u32, q.next.0, q.next.1, q.runs.len() as u32]);
     }
     out.u32s(&table)?;
     for q in queues {
         out.u16s(&q.decided)?;
         out.u16s(&q.ext)?;
+        let runs: Vec<u32> = q.runs.iter().flat_map(|&(d, end)| [d, end]).collect();
+        out.u32s(&runs)?;
     }
     out.u64s(std::iter::once(buckets.len() as u64).chain(buckets.iter().map(|b| b.len() as u64)))?;
     for b in buckets {
         out.u32s(b)?;
     }
+    out.u64s(std::iter::once(log_ends.len() as u64).chain(log_ends.iter().copied()))?;
     let (w, sum) = out.finish()?;
     let mut f = w.into_inner().map_err(|e| Error::Io { path: tmp.clone(), source: e.into_error() })?;
     f.seek(SeekFrom::Start(0)).map_err(io(&tmp))?;
@@ -260,24 +276,31 @@ pub(crate) fn load(
     let mut hash = WordHash::new();
     header_words(&h, &mut hash);
     let mut inp = In { r, hash };
-    let mut states = vec![0u64; n as usize];
+    let mut states = vec![0u32; n as usize];
     crate::sys::advise_huge_pages(&states);
-    inp.u64s(&mut states).map_err(short)?;
+    for c in states.chunks_mut(1 << 16) {
+        c.copy_from_slice(&inp.u32s(c.len()).map_err(short)?);
+    }
     let chunks = (n as usize).div_ceil(chunk);
-    let table = inp.u32s(chunks * 4).map_err(short)?;
+    let table = inp.u32s(chunks * TABLE).map_err(short)?;
     let mut queues = Vec::with_capacity(chunks);
-    for (c, t) in table.chunks_exact(4).enumerate() {
+    for (c, t) in table.chunks_exact(TABLE).enumerate() {
         let len = chunk.min(n as usize - c * chunk);
-        let (nd, ne) = (t[0] as usize, t[1] as usize);
-        if nd > 2 * len || ne > len || t[2] as usize > nd || t[3] as usize > ne {
+        let (nd, ne, nr) = (t[0] as usize, t[1] as usize, t[4] as usize);
+        if nd > 2 * len || ne > len || t[2] as usize > nd || t[3] as usize > ne || nr > nd {
             return Err(corrupt(format!("chunk {c}: queue lengths out of range")));
         }
         let decided = inp.u16s(nd).map_err(short)?;
         let ext = inp.u16s(ne).map_err(short)?;
+        let runs: Box<[(u32, u32)]> = inp.u32s(2 * nr).map_err(short)?.chunks_exact(2).map(|r| (r[0], r[1])).collect();
         if decided.iter().any(|&e| (e >> 1) as usize >= len) || ext.iter().any(|&k| k as usize >= len) {
             return Err(corrupt(format!("chunk {c}: a queued position is outside the chunk")));
         }
-        queues.push(ChunkQueue { decided, ext, next: (t[2], t[3]) });
+        let ordered = runs.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 < w[1].1);
+        if !ordered || runs.last().map_or(0, |r| r.1 as usize) != nd || runs.first().is_some_and(|r| r.1 == 0) {
+            return Err(corrupt(format!("chunk {c}: the distances of its queue are out of order")));
+        }
+        queues.push(ChunkQueue { decided, runs, ext, next: (t[2], t[3]) });
     }
     let mut levels = [0u64];
     inp.u64s(&mut levels).map_err(short)?;
@@ -297,6 +320,16 @@ pub(crate) fn load(
         }
         buckets.push(b);
     }
+    let mut count = [0u64];
+    inp.u64s(&mut count).map_err(short)?;
+    if count[0] != level as u64 {
+        return Err(corrupt(format!("an event log of {} levels at level {level}", count[0])));
+    }
+    let mut log_ends = vec![0u64; level as usize];
+    inp.u64s(&mut log_ends).map_err(short)?;
+    if log_ends.windows(2).any(|w| w[0] > w[1]) {
+        return Err(corrupt("the event log's level ends are out of order".into()));
+    }
     if inp.hash.pad_len() > 0 {
         let mut pad = vec![0u8; inp.hash.pad_len()];
         inp.bytes(&mut pad).map_err(short)?;
@@ -308,7 +341,7 @@ pub(crate) fn load(
     if inp.hash.finish() != u64_at(56) {
         return Err(checksum_mismatch(&path, FileKind::Checkpoint, "header and body", None, None));
     }
-    Ok(Some(Resumed { level, last, states, queues, buckets }))
+    Ok(Some(Resumed { level, last, states, queues, buckets, log_ends }))
 }
 
 /// True when the checkpoint at `path`, with the header `h` in place of its own, passes
@@ -349,15 +382,20 @@ pub(crate) fn remove(dir: &Path, phases: &[Phase]) -> Result<(), Error> {
 mod tests {
     use super::*;
 
-    fn sample() -> (Vec<AtomicU64>, Vec<ChunkQueue>, Vec<Vec<u32>>) {
-        let states: Vec<AtomicU64> = (0..21u64).map(|i| AtomicU64::new(i * 0x0123_4567_89ab)).collect();
+    fn sample() -> (Vec<AtomicU32>, Vec<ChunkQueue>, Vec<Vec<u32>>, Vec<u64>) {
+        let states: Vec<AtomicU32> = (0..21u32).map(|i| AtomicU32::new(i.wrapping_mul(0x0123_4567))).collect();
         let queues = vec![
-            ChunkQueue { decided: vec![1, 4, 5].into(), ext: vec![3].into(), next: (1, 0) },
-            ChunkQueue { decided: vec![].into(), ext: vec![0, 7, 2].into(), next: (0, 3) },
-            ChunkQueue { decided: vec![9].into(), ext: vec![].into(), next: (0, 0) },
+            ChunkQueue {
+                decided: vec![1, 4, 5].into(),
+                runs: vec![(2, 1), (5, 3)].into(),
+                ext: vec![3].into(),
+                next: (1, 0),
+            },
+            ChunkQueue { decided: vec![].into(), runs: vec![].into(), ext: vec![0, 7, 2].into(), next: (0, 3) },
+            ChunkQueue { decided: vec![9].into(), runs: vec![(3, 1)].into(), ext: vec![].into(), next: (0, 0) },
         ];
         let buckets = vec![vec![], vec![7, 40, 3], vec![1]];
-        (states, queues, buckets)
+        (states, queues, buckets, vec![0, 4])
     }
 
     #[test]
@@ -366,13 +404,14 @@ mod tests {
         let phases = [Phase::new(3, 2), Phase::new(2, 3)];
         let dir = std::env::temp_dir().join(format!("ostledb-grp-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let (states, queues, buckets) = sample();
-        let path = save(&dir, &g, &phases, 8, 2, 9, &states, &queues, &buckets).unwrap();
+        let (states, queues, buckets, ends) = sample();
+        let path = save(&dir, &g, &phases, 8, 2, 9, &states, &queues, &buckets, &ends).unwrap();
         let back = load(&dir, &g, &phases, 8, 21).unwrap().unwrap();
         assert_eq!((back.level, back.last), (2, 9));
         assert_eq!(back.states, states.iter().map(|s| s.load(Ordering::Relaxed)).collect::<Vec<_>>());
         assert_eq!(back.queues, queues);
         assert_eq!(back.buckets, buckets);
+        assert_eq!(back.log_ends, ends);
         // Other expectations are refused, not misread.
         assert!(matches!(load(&dir, &g, &phases, 16, 21), Err(Error::Corrupt { .. })));
         assert!(matches!(load(&dir, &g, &phases, 8, 20), Err(Error::Corrupt { .. })));
@@ -411,8 +450,8 @@ mod tests {
         let phases = [Phase::new(3, 2), Phase::new(2, 3)];
         let dir = std::env::temp_dir().join(format!("ostledb-grp-format-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let (states, queues, buckets) = sample();
-        let path = save(&dir, &g, &phases, 8, 2, 9, &states, &queues, &buckets).unwrap();
+        let (states, queues, buckets, ends) = sample();
+        let path = save(&dir, &g, &phases, 8, 2, 9, &states, &queues, &buckets, &ends).unwrap();
         let good = std::fs::read(&path).unwrap();
         let read = |bytes: &[u8]| {
             std::fs::write(&path, bytes).unwrap();
@@ -433,7 +472,7 @@ mod tests {
         let sum = hash.finish();
         newer[56..64].copy_from_slice(&sum.to_le_bytes());
         let e = read(&newer);
-        assert!(matches!(e, Error::NewerFormat { kind: FileKind::Checkpoint, found: 2, max: 1, .. }), "{e:?}");
+        assert!(matches!(e, Error::NewerFormat { kind: FileKind::Checkpoint, found: 3, max: 2, .. }), "{e:?}");
         assert_eq!(e.exit_code(), crate::error::EXIT_FAILED);
         assert!(e.to_string().contains("or delete it"), "{e}");
         let mut flipped = good.clone();

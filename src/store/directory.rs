@@ -282,7 +282,7 @@ pub fn unlisted(dir: &Path, meta: &Meta) -> Vec<PathBuf> {
             || name == READERS_FILE
             || bfs.contains(&name)
             || (name.starts_with("phase-") && name.ends_with(".vals"))
-            || (name.starts_with("group-") && name.ends_with(".ckpt"))
+            || (name.starts_with("group-") && (name.ends_with(".ckpt") || name.ends_with(".events")))
             || current.as_ref() == Some(&name)
             || (meta.generation == 0 && listed.contains(&name));
         if !known {

@@ -49,20 +49,52 @@ fn header(geom: &Geometry, phase: Phase, count: u64, sum: u64) -> [u8; HEADER_LE
 
 /// Write the values of one phase (atomically: temporary file, then rename).
 pub fn save(dir: &Path, geom: &Geometry, values: &PhaseValues) -> Result<PathBuf, Error> {
-    std::fs::create_dir_all(dir).map_err(io(dir))?;
-    let path = phase_file(dir, values.phase());
-    let tmp = path.with_extension("vals.tmp");
     let records = values.raw();
+    save_with(dir, geom, values.phase(), records.len() as u64, |start, buf| {
+        buf.copy_from_slice(&records[start as usize..start as usize + buf.len()]);
+        Ok(())
+    })
+}
+
+/// Records per call of the `fill` of [`save_with`].
+pub const SAVE_BLOCK: usize = 1 << 22;
+
+/// Write a phase file of `count` records made as they are written: `fill(start, buf)`
+/// fills `buf` with the records from index `start` on, block after block in order (at
+/// most [`SAVE_BLOCK`] at a time), so the records never all exist in memory (the solver
+/// makes them from its working state). Atomic: temporary file, then rename; the header
+/// and its checksum are written last.
+pub fn save_with(
+    dir: &Path,
+    geom: &Geometry,
+    phase: Phase,
+    count: u64,
+    mut fill: impl FnMut(u64, &mut [u64]) -> Result<(), Error>,
+) -> Result<PathBuf, Error> {
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    let path = phase_file(dir, phase);
+    let tmp = path.with_extension("vals.tmp");
     {
         fault_point("create").map_err(io(&tmp))?;
         let f = File::create(&tmp).map_err(io(&tmp))?;
         let mut w = BufWriter::with_capacity(1 << 20, f);
-        w.write_all(&header(geom, values.phase(), records.len() as u64, checksum(records))).map_err(io(&tmp))?;
-        for chunk in records.chunks(1 << 16) {
-            let bytes: Vec<u8> = chunk.iter().flat_map(|r| r.to_le_bytes()).collect();
+        w.write_all(&[0u8; HEADER_LEN as usize]).map_err(io(&tmp))?;
+        let mut hash = WordHash::new();
+        let mut buf = vec![0u64; SAVE_BLOCK.min(count as usize)];
+        let mut bytes = Vec::with_capacity(8 * buf.len());
+        let mut start = 0u64;
+        while start < count {
+            let k = (count - start).min(SAVE_BLOCK as u64) as usize;
+            fill(start, &mut buf[..k])?;
+            hash.words(&buf[..k]);
+            bytes.clear();
+            bytes.extend(buf[..k].iter().flat_map(|r| r.to_le_bytes()));
             w.write_all(&bytes).map_err(io(&tmp))?;
+            start += k as u64;
         }
-        let f = w.into_inner().map_err(|e| Error::Io { path: tmp.clone(), source: e.into_error() })?;
+        let mut f = w.into_inner().map_err(|e| Error::Io { path: tmp.clone(), source: e.into_error() })?;
+        f.seek(SeekFrom::Start(0)).map_err(io(&tmp))?;
+        f.write_all(&header(geom, phase, count, hash.finish())).map_err(io(&tmp))?;
         f.sync_all().map_err(io(&tmp))?;
     }
     rename_durably(&tmp, &path)?;
@@ -102,7 +134,7 @@ fn records_mismatch(path: &Path, count: u64) -> Error {
 /// Load and check the values of one phase; `Ok(None)` when the file does not exist.
 pub fn load(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> Result<Option<PhaseValues>, Error> {
     let mut records = Vec::new();
-    let found = read_records(dir, geom, phase, expect, |n, c| {
+    let found = for_each_block(dir, geom, phase, expect, |n, c| {
         records.reserve_exact(n as usize - records.len());
         records.extend_from_slice(c)
     })?;
@@ -113,7 +145,7 @@ pub fn load(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> Result<Op
 /// all a phase one piece larger reads of it. `Ok(None)` when the file does not exist.
 pub fn load_base(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> Result<Option<Vec<Val>>, Error> {
     let mut base = Vec::new();
-    let found = read_records(dir, geom, phase, expect, |n, c| {
+    let found = for_each_block(dir, geom, phase, expect, |n, c| {
         base.reserve_exact(n as usize - base.len());
         base.extend(c.iter().map(|&r| Packed(r).base()))
     })?;
@@ -122,7 +154,7 @@ pub fn load_base(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> Resu
 
 /// Read a phase file in blocks, checking header, length and checksum: `block` gets the
 /// record count and the next records, in order. False when the file does not exist.
-fn read_records(
+pub fn for_each_block(
     dir: &Path,
     geom: &Geometry,
     phase: Phase,

@@ -14,10 +14,10 @@ pub(super) fn init_group(
     done: &[Finished],
     rep: &dyn Reporter,
     label: &str,
-) -> (Vec<AtomicU64>, Vec<ChunkQueue>, usize) {
+) -> (Vec<AtomicU32>, Vec<ChunkQueue>, usize) {
     let n = group.len();
     rep.begin(&format!("{label} init"), n);
-    let mut states: Vec<u64> = vec![0; n as usize];
+    let mut states: Vec<u32> = vec![0; n as usize];
     crate::sys::advise_huge_pages(&states);
     let (queues, last): (Vec<ChunkQueue>, Vec<u32>) = states
         .par_chunks_mut(CHUNK)
@@ -41,8 +41,16 @@ pub(super) fn init_group(
             decided.sort_by_key(|&(d, _)| d);
             ext.sort_by_key(|&(w, _)| w);
             let last = decided.iter().chain(&ext).map(|&(d, _)| d).max().unwrap_or(0);
+            let mut runs: Vec<(u32, u32)> = Vec::new();
+            for (k, &(d, _)) in decided.iter().enumerate() {
+                match runs.last_mut() {
+                    Some(r) if r.0 == d => r.1 = k as u32 + 1,
+                    _ => runs.push((d, k as u32 + 1)),
+                }
+            }
             let q = ChunkQueue {
                 decided: decided.into_iter().map(|(_, e)| e).collect(),
+                runs: runs.into(),
                 ext: ext.into_iter().map(|(_, k)| k).collect(),
                 next: (0, 0),
             };
@@ -59,24 +67,6 @@ pub(super) fn init_group(
     (states, queues, last)
 }
 
-/// Move `v[at..]` into a vector of its own. The whole vector is moved without a copy; a
-/// tail is copied block by block from the end, giving each block's memory back as soon as
-/// it is copied, so the two never both hold the tail.
-pub(super) fn split_tail(v: &mut Vec<u64>, at: usize) -> Vec<u64> {
-    if at == 0 {
-        return std::mem::take(v);
-    }
-    let mut tail = vec![0u64; v.len() - at];
-    const BLOCK: usize = 1 << 24;
-    while v.len() > at {
-        let start = at.max(v.len().saturating_sub(BLOCK));
-        tail[start - at..v.len() - at].copy_from_slice(&v[start..]);
-        v.truncate(start);
-        v.shrink_to_fit();
-    }
-    tail
-}
-
 /// Positions per init chunk: an offset in the chunk shifted left once (for the value
 /// class) fits in a `u16`.
 pub(super) const CHUNK: usize = 1 << 15;
@@ -84,7 +74,7 @@ pub(super) const CHUNK: usize = 1 << 15;
 /// Apply the win through a capture of position `g` if its distance is `level`; false if
 /// its distance is larger (the chunk queue waits for that level).
 #[inline]
-pub(super) fn apply_capture_win(cell: &AtomicU64, g: u64, level: u32, out: &mut Vec<Bucket>) -> bool {
+pub(super) fn apply_capture_win(cell: &AtomicU32, g: u64, level: u32, out: &mut Vec<Bucket>) -> bool {
     let st = State(cell.load(Ordering::Relaxed));
     debug_assert!(!st.can_lose() && st.ext_win() >= level);
     if st.ext_win() != level {
@@ -94,12 +84,12 @@ pub(super) fn apply_capture_win(cell: &AtomicU64, g: u64, level: u32, out: &mut 
     let _ = cell.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
         let mut st = State(v);
         emits = [None, None];
-        if st.gen_val() == 0 {
-            st = st.with_gen(win(level));
+        if !st.decided(GEN) {
+            st = st.decide(GEN, true);
             emits[0] = Some((GEN, level));
         }
-        if st.s() != 0 && st.spc() == 0 {
-            st = st.with_spc(win(level));
+        if st.s() != 0 && !st.decided(SPC) {
+            st = st.decide(SPC, true);
             emits[1] = Some((SPC, level));
         }
         Some(st.0)
@@ -150,7 +140,7 @@ pub(super) fn initial_state(
             let r = play(geom, pos, m).expect("listed moves are legal");
             r.removal == Removal::Opponent && r.child.player.count_ones() == losing
         }));
-        return (State(1 << OUTSIDE_SHIFT).with_gen(win(1)), Vec::new(), None);
+        return (immediate_win(), Vec::new(), None);
     }
     let list = moves(geom, pos);
     let (mut u, mut x) = (0u32, 0u32);
@@ -183,20 +173,15 @@ pub(super) fn initial_state(
         }
     }
     let can_lose = ext_win.is_none() && !ext_draw;
-    let mut st = State(
-        (u as u64) << U_SHIFT
-            | (x as u64) << X_SHIFT
-            | if can_lose { CAN_LOSE } else { 0 }
-            | (if can_lose { extlose } else { ext_win.unwrap_or(0) } as u64) << OUTSIDE_SHIFT,
-    );
+    let mut st = initial(u, x, can_lose, if can_lose { extlose } else { ext_win.unwrap_or(0) });
     let mut emits = Vec::new();
     debug_assert_ne!(ext_win, Some(1), "a win in 1 is an immediate win");
     if can_lose {
         if u == 0 {
-            st = st.with_gen(loss(extlose));
+            st = st.decide(GEN, false);
             emits.push((GEN, extlose));
         } else if u == 1 {
-            st = st.with_s(x).with_spc(loss(extlose));
+            st = st.with_s(x).decide(SPC, false);
             emits.push((SPC, extlose));
         }
     }

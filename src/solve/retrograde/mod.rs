@@ -1,4 +1,4 @@
-//! Retrograde analysis, phase group by phase group, with one 64-bit state per position.
+//! Retrograde analysis, phase group by phase group, with one 32-bit state per position.
 //!
 //! # The model
 //!
@@ -40,7 +40,7 @@
 
 use crate::store::directory::WriteLock;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use rayon::prelude::*;
 
@@ -52,7 +52,7 @@ use crate::game::{Geometry, Phase, Position};
 use crate::index::{GameIndex, PhaseIndex};
 use crate::probe::RecordSource;
 use crate::progress::{Reporter, Silent};
-use crate::record::value::{dist, loss, val_outcome, win};
+use crate::record::value::{loss, val_outcome, win};
 use crate::record::{Outcome, Packed, PhaseValues, Record, Val};
 use crate::solve::checkpoint::{self, ChunkQueue};
 use crate::store::phasefile;
@@ -87,10 +87,12 @@ impl std::fmt::Debug for SolveOptions {
 }
 
 mod init;
+mod log;
 mod propagate;
 mod state;
 
 use init::*;
+use log::*;
 use propagate::*;
 use state::*;
 #[cfg(test)]
@@ -227,27 +229,67 @@ impl<'a> Group<'a> {
 pub fn solve(geom: &Geometry, max_pieces: u32, opts: &SolveOptions) -> Result<Solution, Error> {
     let index = GameIndex::build(geom, max_pieces)?;
     let mut phases = Vec::new();
-    solve_phases(geom, &index, opts, |v| {
-        phases.push(v);
+    solve_phases(geom, &index, opts, true, |_, v| {
+        phases.extend(v);
         Ok(())
     })?;
     Ok(Solution { geom: geom.clone(), index, phases })
 }
 
-/// Solve every phase with at most `max_pieces` pieces, handing each finished phase to
-/// `sink` (which may drop it). Phases found in `opts.dir` are loaded instead of solved;
-/// phases solved are written there. Later phases only keep the generic values of earlier
-/// ones (2 bytes per position), so memory is bounded by the largest phase group.
+/// What a solve reports of each finished phase: its positions by base value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PhaseCounts {
+    /// The phase.
+    pub phase: Phase,
+    /// Its positions.
+    pub positions: u64,
+    /// Positions won, lost and drawn (nothing forbidden).
+    pub win: u64,
+    /// See `win`.
+    pub loss: u64,
+    /// See `win`.
+    pub draw: u64,
+}
+
+impl PhaseCounts {
+    fn new(phase: Phase) -> PhaseCounts {
+        PhaseCounts { phase, positions: 0, win: 0, loss: 0, draw: 0 }
+    }
+
+    /// Count base values.
+    fn add(&mut self, base: &[Val]) {
+        let (w, l, d) = base
+            .par_chunks(1 << 16)
+            .map(|c| {
+                c.iter().fold((0u64, 0u64, 0u64), |(w, l, d), &v| match v {
+                    0 => (w, l, d + 1),
+                    v if v & 1 == 0 => (w + 1, l, d),
+                    _ => (w, l + 1, d),
+                })
+            })
+            .reduce(|| (0, 0, 0), |a, b| (a.0 + b.0, a.1 + b.1, a.2 + b.2));
+        self.positions += base.len() as u64;
+        (self.win, self.loss, self.draw) = (self.win + w, self.loss + l, self.draw + d);
+    }
+}
+
+/// Solve every phase with at most `max_pieces` pieces, handing the counts of each
+/// finished phase to `sink`. Phases found in `opts.dir` are loaded instead of solved;
+/// phases solved are written there, made from the working state block by block as they
+/// are written. Nothing keeps a whole phase's records: later phases only keep the
+/// generic values of the group just below (2 bytes per position), so memory is bounded
+/// by the largest phase group's working state (4 bytes per position; see
+/// ARCHITECTURE.md, "Memory budget").
 pub fn solve_into(
     geom: &Geometry,
     max_pieces: u32,
     opts: &SolveOptions,
-    sink: impl FnMut(PhaseValues) -> Result<(), Error>,
+    mut sink: impl FnMut(PhaseCounts) -> Result<(), Error>,
 ) -> Result<GameIndex, Error> {
     let index = GameIndex::build(geom, max_pieces)?;
     // The solver writes phase files and checkpoints into the database directory.
     let _lock = opts.dir.as_deref().map(|d| WriteLock::acquire(d, "ostledb solve")).transpose()?;
-    solve_phases(geom, &index, opts, sink)?;
+    solve_phases(geom, &index, opts, false, |c, _| sink(c))?;
     Ok(index)
 }
 
@@ -257,52 +299,97 @@ pub(crate) struct Finished {
     base: Vec<Val>,
 }
 
-impl Finished {
-    fn of(v: &PhaseValues) -> Finished {
-        Finished { phase: v.phase(), base: v.raw().par_iter().map(|&r| Packed(r).base()).collect() }
+/// A finished phase as a group hands it on: its counts, its generic values when a later
+/// group needs them, all its records when the caller keeps them.
+struct Solved {
+    counts: PhaseCounts,
+    base: Option<Vec<Val>>,
+    values: Option<PhaseValues>,
+}
+
+impl Solved {
+    fn of(v: PhaseValues, need_base: bool, keep: bool) -> Solved {
+        let base: Vec<Val> = v.raw().par_iter().map(|&r| Packed(r).base()).collect();
+        let mut counts = PhaseCounts::new(v.phase());
+        counts.add(&base);
+        Solved { counts, base: need_base.then_some(base), values: keep.then_some(v) }
     }
 }
 
+/// The phases of group `total` finished earlier in `dir` (`None` unless every one is):
+/// whole when `keep`, else only their generic values (2 bytes per position).
+fn load_finished(
+    dir: &std::path::Path,
+    geom: &Geometry,
+    index: &GameIndex,
+    total: u32,
+    opts: &SolveOptions,
+    keep: bool,
+    need_base: bool,
+) -> Result<Option<Vec<Solved>>, Error> {
+    let members: Vec<&PhaseIndex> = index.phases().iter().filter(|p| p.phase().pieces() == total).collect();
+    if keep {
+        let Some(values) = crate::store::load_group(dir, geom, index, total, opts.reporter.as_ref())? else {
+            return Ok(None);
+        };
+        return Ok((values.len() == members.len())
+            .then(|| values.into_iter().map(|v| Solved::of(v, need_base, true)).collect()));
+    }
+    let mut out = Vec::new();
+    for p in &members {
+        let Some(base) = crate::store::group::load_base(dir, geom, p.phase(), p.len())? else { return Ok(None) };
+        let mut counts = PhaseCounts::new(p.phase());
+        counts.add(&base);
+        out.push(Solved { counts, base: need_base.then_some(base), values: None });
+    }
+    Ok(Some(out))
+}
+
+/// Solve (or load) every group in order; `sink` gets each phase's counts, and its
+/// records when `keep`.
 fn solve_phases(
     geom: &Geometry,
     index: &GameIndex,
     opts: &SolveOptions,
-    mut sink: impl FnMut(PhaseValues) -> Result<(), Error>,
+    keep: bool,
+    mut sink: impl FnMut(PhaseCounts, Option<PhaseValues>) -> Result<(), Error>,
 ) -> Result<(), Error> {
+    // Captures and suicides remove one piece: only the group just below is read.
     let mut done: Vec<Finished> = Vec::new();
     let totals = index.group_pieces();
     let last = totals.last().copied();
     for total in totals {
         let members: Vec<&PhaseIndex> = index.phases().iter().filter(|p| p.phase().pieces() == total).collect();
-        let mut values = Vec::new();
+        let need_base = Some(total) != last;
+        let mut found = None;
         if let Some(dir) = &opts.dir {
-            if let Some(v) = crate::store::load_group(dir, geom, index, total, opts.reporter.as_ref())? {
-                values = v;
-            }
-            if !values.is_empty() && values.len() == members.len() {
+            found = load_finished(dir, geom, index, total, opts, keep, need_base)?;
+            if found.is_some() {
                 let names: Vec<String> = members.iter().map(|p| p.phase().to_string()).collect();
                 opts.reporter.note(&format!("{}: finished earlier, loaded from {}", names.join("+"), dir.display()));
-            } else {
-                values.clear();
             }
         }
-        if values.is_empty() {
-            // Captures and suicides remove one piece: only the group just below is read.
-            done.retain(|f| f.phase.pieces() + 1 == total);
-            values = solve_group(geom, index, Group::new(members), &done, opts)?;
-            if let Some(dir) = &opts.dir {
-                for v in &values {
-                    phasefile::save(dir, geom, v)?;
+        let solved = match found {
+            Some(s) => s,
+            None => {
+                let phases: Vec<Phase> = members.iter().map(|p| p.phase()).collect();
+                let r = solve_group(geom, index, Group::new(members), std::mem::take(&mut done), opts, keep, need_base);
+                // A log no checkpoint counts (a group failed before its first one) is of no
+                // use: the group starts over.
+                if let (Err(_), Some(dir)) = (&r, &opts.dir)
+                    && !checkpoint::group_file(dir, &phases).exists()
+                {
+                    let _ = EventLog::remove(&log_file(dir, &phases));
                 }
-                let phases: Vec<Phase> = values.iter().map(|v| v.phase()).collect();
-                checkpoint::remove(dir, &phases)?;
+                r?
             }
-        }
-        for v in values {
-            if Some(total) != last {
-                done.push(Finished::of(&v));
+        };
+        done.clear();
+        for s in solved {
+            if let Some(base) = s.base {
+                done.push(Finished { phase: s.counts.phase, base });
             }
-            sink(v)?;
+            sink(s.counts, s.values)?;
         }
     }
     Ok(())
@@ -333,41 +420,54 @@ fn push_event(buckets: &mut Vec<Bucket>, d: u32, e: u32) {
     buckets[d].push(e);
 }
 
+#[allow(clippy::too_many_arguments)]
 fn solve_group(
     geom: &Geometry,
     index: &GameIndex,
     group: Group<'_>,
-    done: &[Finished],
+    done: Vec<Finished>,
     opts: &SolveOptions,
-) -> Result<Vec<PhaseValues>, Error> {
+    keep: bool,
+    need_base: bool,
+) -> Result<Vec<Solved>, Error> {
     let rep = &*opts.reporter;
     let n = group.len();
     let label: Vec<String> = group.phases.iter().map(|p| p.phase().to_string()).collect();
     let label = label.join("+");
     let phases: Vec<Phase> = group.phases.iter().map(|p| p.phase()).collect();
+    let log_path = opts.dir.as_deref().map(|d| log_file(d, &phases));
     let resumed = match &opts.dir {
         Some(dir) => checkpoint::load(dir, geom, &phases, CHUNK, n)?,
         None => None,
     };
-    let (states, mut queues, last, mut buckets, mut d) = match resumed {
+    let (states, mut queues, last, mut buckets, mut d, mut log) = match resumed {
         Some(r) => {
             rep.note(&format!(
                 "{label}: resumed from its checkpoint at level {}; {}",
                 r.level,
                 crate::sys::rss_summary()
             ));
-            (into_atomic(r.states), r.queues, r.last as usize, r.buckets, r.level as usize)
+            let path = log_path.as_deref().expect("a checkpoint is read from a directory");
+            let log = EventLog::resume(path, r.log_ends)?;
+            (into_atomic(r.states), r.queues, r.last as usize, r.buckets, r.level as usize, log)
         }
         None => {
-            let (states, queues, last) = init_group(geom, index, &group, done, rep, &label);
-            (states, queues, last, Vec::new(), 0)
+            let (states, queues, last) = init_group(geom, index, &group, &done, rep, &label);
+            let log = match &log_path {
+                Some(path) => EventLog::create(path)?,
+                None => EventLog::memory(),
+            };
+            (states, queues, last, Vec::new(), 0, log)
         }
     };
+    // Only init reads the group below.
+    drop(done);
+    crate::sys::release_free_memory();
     let mut saved = std::time::Instant::now();
 
     // 2. Levels: at level d, first the wins through a capture at distance d (they come
     // before any propagation of level d, which only decides distances above d), then every
-    // decision of distance d is propagated.
+    // decision of distance d is propagated, and logged: its distance is the level.
     rep.begin(&format!("{label} retrograde"), n);
     while d <= last || d < buckets.len() {
         let level = d as u32;
@@ -396,40 +496,39 @@ fn solve_group(
         let mut new: Vec<Vec<Bucket>> = Vec::new();
         if d <= last {
             // Decisions made at init, from the chunk queues.
-            let part: Vec<(Vec<Bucket>, u64, usize)> = queues
+            let part: Vec<(Vec<Bucket>, Vec<u32>, u64)> = queues
                 .par_iter_mut()
                 .enumerate()
                 .with_min_len(64)
                 .fold(
-                    || (Vec::new(), 0u64, 0usize, Scratch::default()),
-                    |(mut out, mut gen_count, mut count, mut scratch), (c, q)| {
+                    || (Vec::new(), Vec::new(), 0u64, Scratch::default()),
+                    |(mut out, mut logged, mut gen_count, mut scratch), (c, q)| {
                         let lo = (c * CHUNK) as u64;
-                        while let Some(&e) = q.decided.get(q.next.0 as usize) {
+                        let at = q.next.0;
+                        // The run of entries of this distance, if the next entry has it.
+                        let end = q.runs.iter().find(|r| r.1 > at).filter(|r| r.0 == level).map_or(at, |r| r.1);
+                        for &e in &q.decided[at as usize..end as usize] {
                             let (g, class) = (lo + (e >> 1) as u64, (e & 1) as u32);
-                            let st = State(states[g as usize].load(Ordering::Relaxed));
-                            let v = if class == GEN { st.gen_val() } else { st.spc() };
-                            debug_assert!(dist(v) as usize >= d);
-                            if dist(v) as usize != d {
-                                break;
-                            }
-                            q.next.0 += 1;
                             gen_count += u64::from(class == GEN);
-                            count += 1;
+                            logged.push(event(g, class));
                             scratch.propagate(geom, &group, &states, g, class, level, &mut out);
                         }
-                        (out, gen_count, count, scratch)
+                        q.next.0 = end;
+                        (out, logged, gen_count, scratch)
                     },
                 )
-                .map(|(out, gen_count, count, _)| (out, gen_count, count))
+                .map(|(out, logged, gen_count, _)| (out, logged, gen_count))
                 .collect();
-            for (out, gen_count, count) in part {
+            for (out, logged, gen_count) in part {
                 new.push(out);
+                log.append(&logged)?;
                 decided_gen += gen_count;
-                n_events += count;
+                n_events += logged.len();
             }
         }
         if d < buckets.len() {
             let events = std::mem::take(&mut buckets[d]);
+            log.append(&events)?;
             decided_gen += events.iter().filter(|&&e| e & 1 == GEN).count() as u64;
             n_events += events.len();
             new.extend(
@@ -453,6 +552,12 @@ fn solve_group(
                     .collect::<Vec<_>>(),
             );
         }
+        log.end_level(d);
+        if n_events > 0 && level > MAX_DIST {
+            return Err(Error::InvalidArgument(format!(
+                "{label}: a decision at distance {level}, above the {MAX_DIST} plies the solver stores"
+            )));
+        }
         let n_new: usize = new.iter().flatten().map(|b| b.len()).sum();
         append_buckets(&mut buckets, new);
         if n_events >= 1 << 20 {
@@ -471,7 +576,19 @@ fn solve_group(
             && (stop || opts.checkpoint_every.is_some_and(|t| saved.elapsed() >= t))
         {
             let t = std::time::Instant::now();
-            let path = checkpoint::save(dir, geom, &phases, CHUNK, d as u32, last as u32, &states, &queues, &buckets)?;
+            log.sync()?;
+            let path = checkpoint::save(
+                dir,
+                geom,
+                &phases,
+                CHUNK,
+                d as u32,
+                last as u32,
+                &states,
+                &queues,
+                &buckets,
+                log.ends(),
+            )?;
             rep.note(&format!("{label}: checkpoint at level {d} written to {} in {:.1?}", path.display(), t.elapsed()));
             saved = std::time::Instant::now();
         }
@@ -483,21 +600,111 @@ fn solve_group(
     rep.end();
     drop(queues);
     drop(buckets);
+    finish_group(geom, &group, states, log, log_path.as_deref(), opts, keep, need_base, &label)
+}
 
-    // 3. Finish, in place: undecided is draw; a special value equal to the generic one is
-    // no exception.
-    let mut records = from_atomic(states);
-    records.par_iter_mut().for_each(|v| {
-        let st = State(*v);
-        let (g, sp, s) = (st.gen_val(), st.spc(), st.s());
-        *v = if sp == g { g as u64 } else { Packed::new(g, s, sp).0 };
-    });
-    let mut out = Vec::new();
-    for (slot, p) in group.phases.iter().enumerate().rev() {
-        let tail = split_tail(&mut records, group.offsets[slot] as usize);
-        out.push(PhaseValues::from_raw(p.phase(), tail));
+/// Step 3 of a group: the distances written back into the states from the log, then the
+/// records made block by block: written to the phase files (with a directory), counted,
+/// and kept as the caller asks. Then the checkpoint and the log are removed.
+#[allow(clippy::too_many_arguments)]
+fn finish_group(
+    geom: &Geometry,
+    group: &Group<'_>,
+    states: Vec<AtomicU32>,
+    log: EventLog,
+    log_path: Option<&std::path::Path>,
+    opts: &SolveOptions,
+    keep: bool,
+    need_base: bool,
+    label: &str,
+) -> Result<Vec<Solved>, Error> {
+    let t = std::time::Instant::now();
+    states
+        .par_iter()
+        .with_min_len(1 << 16)
+        .for_each(|c| c.store(finished(c.load(Ordering::Relaxed)), Ordering::Relaxed));
+    let twice = AtomicBool::new(false);
+    log.replay(|d, events| {
+        events.par_iter().with_min_len(1 << 12).for_each(|&e| {
+            let (g, class) = ((e >> 1) as usize, e & 1);
+            if was_logged(states[g].fetch_or(logged(class, d), Ordering::Relaxed), class) {
+                twice.store(true, Ordering::Relaxed);
+            }
+        });
+        Ok(())
+    })?;
+    let damaged = |what: &str| match log_path {
+        Some(p) => Error::Corrupt { path: p.to_path_buf(), reason: format!("{label}: {what}") },
+        None => Error::InvalidArgument(format!("{label}: the event log {what}")),
+    };
+    if twice.load(Ordering::Relaxed) {
+        return Err(damaged("holds a decision twice"));
     }
-    out.reverse();
-    rep.note(&format!("{label}: every position decided; {}", crate::sys::rss_summary()));
+    let mut out = Vec::new();
+    for (slot, p) in group.phases.iter().enumerate() {
+        let (off, len) = (group.offsets[slot] as usize, p.len());
+        let mut counts = PhaseCounts::new(p.phase());
+        let mut base: Vec<Val> = Vec::new();
+        let mut kept: Vec<u64> = Vec::new();
+        let mut fill = |start: u64, buf: &mut [u64]| -> Result<(), Error> {
+            let from = &states[off + start as usize..off + start as usize + buf.len()];
+            let ok = buf
+                .par_iter_mut()
+                .zip(from)
+                .with_min_len(1 << 12)
+                .map(|(r, c)| match record(c.load(Ordering::Relaxed)) {
+                    Some(v) => {
+                        *r = v;
+                        true
+                    }
+                    None => false,
+                })
+                .all(|b| b);
+            if !ok {
+                return Err(damaged("misses the distance of a decided node"));
+            }
+            let b: Vec<Val> = buf.par_iter().map(|&r| Packed(r).base()).collect();
+            counts.add(&b);
+            if need_base {
+                base.extend_from_slice(&b);
+            }
+            if keep {
+                kept.extend_from_slice(buf);
+            }
+            Ok(())
+        };
+        match &opts.dir {
+            Some(dir) => {
+                phasefile::save_with(dir, geom, p.phase(), len, &mut fill)?;
+            }
+            None => {
+                let mut buf = vec![0u64; phasefile::SAVE_BLOCK.min(len as usize)];
+                let mut start = 0u64;
+                while start < len {
+                    let k = (len - start).min(phasefile::SAVE_BLOCK as u64) as usize;
+                    fill(start, &mut buf[..k])?;
+                    start += k as u64;
+                }
+            }
+        }
+        out.push(Solved {
+            counts,
+            base: need_base.then_some(base),
+            values: keep.then(|| PhaseValues::from_raw(p.phase(), kept)),
+        });
+    }
+    drop(states);
+    if let Some(dir) = &opts.dir {
+        let phases: Vec<Phase> = group.phases.iter().map(|p| p.phase()).collect();
+        checkpoint::remove(dir, &phases)?;
+        if let Some(path) = log_path {
+            EventLog::remove(path)?;
+        }
+    }
+    opts.reporter.note(&format!(
+        "{label}: every position decided, records made in {:.1?}; {}",
+        t.elapsed(),
+        crate::sys::rss_summary()
+    ));
     Ok(out)
 }

@@ -18,7 +18,7 @@ impl Scratch {
         &mut self,
         geom: &Geometry,
         group: &Group<'_>,
-        states: &[AtomicU64],
+        states: &[AtomicU32],
         g: u64,
         class: u32,
         d: u32,
@@ -38,7 +38,7 @@ impl Scratch {
 pub(super) fn propagate(
     geom: &Geometry,
     group: &Group<'_>,
-    states: &[AtomicU64],
+    states: &[AtomicU32],
     g: u64,
     class: u32,
     d: u32,
@@ -48,9 +48,8 @@ pub(super) fn propagate(
 ) {
     let st = State(states[g as usize].load(Ordering::Relaxed));
     let s = st.s();
-    let v = if class == GEN { st.gen_val() } else { st.spc() };
-    debug_assert!(v != 0 && dist(v) == d, "event of distance {d} has value {v}");
-    let child_wins = v & 1 == 0;
+    debug_assert!(st.decided(class), "event of distance {d} of an undecided node");
+    let child_wins = st.won(class);
     let pos = group.position(g);
     let pred_phase = pos.phase().swapped();
     let pslot = group.slot_of(pred_phase);
@@ -137,10 +136,10 @@ pub(super) fn propagate(
 }
 
 #[inline]
-pub(super) fn update(states: &[AtomicU64], q: u64, i: u32, child_wins: bool, level: u32, out: &mut Vec<(u32, u32)>) {
+pub(super) fn update(states: &[AtomicU32], q: u64, i: u32, child_wins: bool, level: u32, out: &mut Vec<(u32, u32)>) {
     let cell = &states[q as usize];
     let st = State(cell.load(Ordering::Relaxed));
-    if st.gen_val() != 0 && (st.s() == 0 || st.spc() != 0) {
+    if st.decided(GEN) && (st.s() == 0 || st.decided(SPC)) {
         return; // every node of the parent is decided
     }
     let mut emits: Emits = [None, None];
@@ -166,14 +165,8 @@ pub(super) fn prefetch<T>(p: &T) {
     let _ = p;
 }
 
-pub(super) fn into_atomic(v: Vec<u64>) -> Vec<AtomicU64> {
+pub(super) fn into_atomic(v: Vec<u32>) -> Vec<AtomicU32> {
     let mut v = std::mem::ManuallyDrop::new(v);
-    // SAFETY: AtomicU64 has the same size, alignment and bit validity as u64.
-    unsafe { Vec::from_raw_parts(v.as_mut_ptr() as *mut AtomicU64, v.len(), v.capacity()) }
-}
-
-pub(super) fn from_atomic(v: Vec<AtomicU64>) -> Vec<u64> {
-    let mut v = std::mem::ManuallyDrop::new(v);
-    // SAFETY: as in `into_atomic`; we own the only reference.
-    unsafe { Vec::from_raw_parts(v.as_mut_ptr() as *mut u64, v.len(), v.capacity()) }
+    // SAFETY: AtomicU32 has the same size, alignment and bit validity as u32.
+    unsafe { Vec::from_raw_parts(v.as_mut_ptr() as *mut AtomicU32, v.len(), v.capacity()) }
 }

@@ -113,6 +113,7 @@ fn a_solve_stopped_inside_a_group_resumes_there_and_ends_identical() {
         let phases: Vec<Phase> =
             fresh.phases().iter().map(|p| p.phase()).filter(|p| group.contains(&p.to_string())).collect();
         assert!(checkpoint::group_file(&dir, &phases).exists(), "{group}");
+        assert!(log_file(&dir, &phases).exists(), "{group}");
         // Resumed, stopped again further on, resumed again to the end.
         let (r, notes) = run(second);
         assert!(matches!(r, Err(Error::Interrupted { .. })), "{group}: {r:?}");
@@ -128,6 +129,7 @@ fn a_solve_stopped_inside_a_group_resumes_there_and_ends_identical() {
             assert_eq!(a.raw(), b.raw(), "{group} {}", a.phase());
         }
         assert!(!checkpoint::group_file(&dir, &phases).exists(), "{group}: checkpoint left behind");
+        assert!(!log_file(&dir, &phases).exists(), "{group}: event log left behind");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
@@ -143,13 +145,66 @@ fn a_stop_without_a_directory_saves_nothing_and_says_so() {
 }
 
 #[test]
-fn split_tail_moves_exactly_the_tail() {
-    for (len, at) in [(0, 0), (5, 0), (5, 5), (5, 2), ((1 << 25) + 3, 7)] {
-        let mut v: Vec<u64> = (0..len as u64).collect();
-        let tail = split_tail(&mut v, at);
-        assert_eq!(v, (0..at as u64).collect::<Vec<_>>());
-        assert_eq!(tail, (at as u64..len as u64).collect::<Vec<_>>());
+fn finished_states_make_the_records_and_a_damaged_log_is_refused() {
+    // A position won (generic) whose special move 6 is lost.
+    let st = initial(3, 5, true, 4).with_s(6).decide(GEN, true).decide(SPC, false);
+    assert_eq!(record(finished(st.0) | logged(GEN, 9) | logged(SPC, 7)), Some(Packed::new(win(9), 6, loss(7)).0));
+    // The same value twice is no exception; a won special with no decided generic cannot be.
+    let both = initial(2, 1, false, 0).with_s(3).decide(GEN, true).decide(SPC, true);
+    assert_eq!(record(finished(both.0) | logged(GEN, 5) | logged(SPC, 5)), Some(win(5) as u64));
+    // A special move whose node stayed undecided is a drawn special.
+    let open = initial(2, 1, false, 0).with_s(3).decide(GEN, true);
+    assert_eq!(record(finished(open.0) | logged(GEN, 5)), Some(Packed::new(win(5), 3, 0).0));
+    // Undecided: a draw; an immediate win: Win(1) without any log entry.
+    assert_eq!(record(finished(initial(2, 3, false, 0).0)), Some(0));
+    assert_eq!(record(finished(immediate_win().0)), Some(win(1) as u64));
+    // The largest distance and a loss at distance 0 both survive.
+    let lost = initial(0, 0, true, 0).decide(GEN, false);
+    assert_eq!(record(finished(lost.0) | logged(GEN, MAX_DIST)), Some(loss(MAX_DIST) as u64));
+    assert_eq!(record(finished(lost.0) | logged(GEN, 0)), Some(loss(0) as u64));
+    // A decided node the log missed, or a logged node never decided: damage.
+    assert_eq!(record(finished(st.0) | logged(GEN, 9)), None);
+    assert_eq!(record(finished(initial(2, 3, false, 0).0) | logged(SPC, 4)), None);
+    assert!(was_logged(finished(immediate_win().0), GEN));
+}
+
+#[test]
+fn a_resumed_group_refuses_a_short_event_log_and_cuts_back_a_long_one() {
+    let g = Geometry::new(4, 3).unwrap();
+    let fresh = solve(&g, 6, &SolveOptions::default()).unwrap();
+    let dir = std::env::temp_dir().join(format!("ostledb-eventlog-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let run = |levels| {
+        let rep = StopAfter::new("(3,3)", levels);
+        let opts = SolveOptions {
+            reporter: rep.clone(),
+            dir: Some(dir.clone()),
+            checkpoint_every: None,
+            stop: Some(rep.stop.clone()),
+        };
+        solve(&g, 6, &opts)
+    };
+    assert!(matches!(run(6), Err(Error::Interrupted { .. })));
+    let path = log_file(&dir, &[Phase::new(3, 3)]);
+    let good = std::fs::read(&path).unwrap();
+    assert!(!good.is_empty() && good.len().is_multiple_of(4));
+    // Cut short (a lost write): refused, with what to do.
+    std::fs::write(&path, &good[..good.len() - 4]).unwrap();
+    let e = run(usize::MAX).unwrap_err();
+    assert!(matches!(&e, Error::Corrupt { path: p, .. } if *p == path), "{e:?}");
+    assert!(e.to_string().contains("delete the checkpoint"), "{e}");
+    std::fs::remove_file(&path).unwrap();
+    assert!(matches!(run(usize::MAX), Err(Error::Corrupt { .. })));
+    // Longer than the checkpoint counts (levels logged after it, then a kill): cut back.
+    let mut longer = good.clone();
+    longer.extend_from_slice(&[0xff; 12]);
+    std::fs::write(&path, &longer).unwrap();
+    let resumed = run(usize::MAX).unwrap();
+    for (a, b) in fresh.phases().iter().zip(resumed.phases()) {
+        assert_eq!(a.raw(), b.raw(), "{}", a.phase());
     }
+    assert!(!path.exists(), "the log is removed with the checkpoint");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
