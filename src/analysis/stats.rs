@@ -9,6 +9,7 @@ use crate::game::moves::is_immediate_win;
 use crate::index::PhaseIndex;
 use crate::progress::Reporter;
 use crate::store::Database;
+use crate::store::group::GroupValues;
 
 /// Counts over one phase.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -158,7 +159,7 @@ impl PhaseStats {
 /// Walk a solved phase: value counts of its positions and of its non-trivial nodes.
 pub fn phase_stats(
     index: &PhaseIndex,
-    values: &crate::record::PhaseValues,
+    values: &impl crate::store::group::HeldPhase,
     progress: &(dyn Fn(u64) + Sync),
 ) -> PhaseStats {
     let geom = index.geometry();
@@ -171,7 +172,8 @@ pub fn phase_stats(
             let end = ((c + 1) * CHUNK).min(n);
             for i in c * CHUNK..end {
                 let pos = index.position_at(i);
-                let rec = values.record(i);
+                let packed = values.packed(i);
+                let rec = packed.record();
                 acc.counts.positions += 1;
                 acc.positions.add(rec.base);
                 acc.positions_with_special += rec.special.is_some() as u64;
@@ -186,7 +188,7 @@ pub fn phase_stats(
                 while reached != 0 {
                     let j = reached.trailing_zeros() as usize;
                     reached &= reached - 1;
-                    acc.nodes.add(values.node(i, j));
+                    acc.nodes.add(packed.node(j));
                 }
             }
             progress(end - c * CHUNK);
@@ -197,26 +199,25 @@ pub fn phase_stats(
     st
 }
 
-/// The statistics of every phase of a database, one phase group in memory at a time
-/// (elided loss distances are resolved a group at a time); `reporter` gets the loading
+/// The statistics of every phase of a database, one phase group in memory at a time (4
+/// bytes per position, [`GroupValues`]; elided loss distances are resolved a group at a time); `reporter` gets the loading
 /// and a step per phase.
 pub fn database_stats(db: &Database, reporter: &dyn Reporter) -> Result<Vec<PhaseStats>, Error> {
     let (g, index) = (db.geometry(), db.index());
     let totals = index.group_pieces();
     let mut phases = Vec::new();
+    // Each group's exact base values are what the next one needs of it.
+    let mut lower = Vec::new();
     for total in totals {
-        let group =
-            crate::store::load_group(db.path(), g, index, total, reporter)?.ok_or_else(|| Error::MissingDatabase {
-                path: db.path().to_path_buf(),
-                phase: format!("with {total} pieces"),
-                max_pieces: total,
-            })?;
-        for pv in &group {
-            let pi = index.phase(pv.phase()).expect("a phase of the index");
-            reporter.begin(&format!("stats {}", pi.phase()), pi.len());
-            phases.push(phase_stats(pi, pv, &|n| reporter.advance(n)));
+        let group = GroupValues::load_above(db.path(), g, index, total, lower, reporter)?;
+        for ph in group.phases() {
+            let pi = index.phase(ph).expect("a phase of the index");
+            let held = group.phase(ph).expect("a phase of the group");
+            reporter.begin(&format!("stats {ph}"), pi.len());
+            phases.push(phase_stats(pi, held, &|n| reporter.advance(n)));
             reporter.end();
         }
+        lower = group.into_base();
     }
     Ok(phases)
 }

@@ -21,23 +21,150 @@ use crate::record::{Packed, PhaseValues, Record, Val, val_outcome};
 use crate::store::phasefile;
 use crate::store::values::{self, ValueFile};
 
+/// One phase's records held in memory, in either width: [`PhaseValues`] (8 bytes per
+/// position, as the solver and the phase files have them) or [`CompactPhase`] (4).
+pub trait HeldPhase: Sync {
+    /// The phase.
+    fn phase(&self) -> Phase;
+    /// The record of position `idx`.
+    fn packed(&self, idx: u64) -> Packed;
+    /// Replace the record of position `idx`; false if this form cannot hold it.
+    fn set(&mut self, idx: u64, r: Packed) -> bool;
+}
+
+impl HeldPhase for PhaseValues {
+    fn phase(&self) -> Phase {
+        PhaseValues::phase(self)
+    }
+    #[inline]
+    fn packed(&self, idx: u64) -> Packed {
+        Packed(self.raw()[idx as usize])
+    }
+    fn set(&mut self, idx: u64, r: Packed) -> bool {
+        self.raw_mut()[idx as usize] = r.0;
+        true
+    }
+}
+
+/// One phase's records in 4 bytes each, so that a whole phase group fits in memory
+/// beside the group below ((5,5): 6.2 GB instead of 12.4): bits 0..9 the base value code,
+/// 9..18 the special value code, 18..23 the special move. A value code fits in 9 bits
+/// when its distance is at most 255 plies (the game's longest is 147); loading a
+/// record that does not fit is an error, not a truncation.
+pub struct CompactPhase {
+    phase: Phase,
+    words: Vec<u32>,
+}
+
+impl CompactPhase {
+    /// The word of a record, if it fits.
+    #[inline]
+    fn word(r: Packed) -> Option<u32> {
+        let (b, sp) = (r.base() as u32, r.special() as u32);
+        (b < 512 && sp < 512).then_some(b | sp << 9 | r.special_move() << 18)
+    }
+
+    /// Load one phase from a database directory, block by block (the value file of the
+    /// current generation, else the solver's phase file; `Ok(None)` if neither exists),
+    /// every checksum checked. Returns it and whether its file elides loss distances.
+    pub fn load(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> Result<Option<(CompactPhase, bool)>, Error> {
+        let data = crate::store::directory::current_data_dir(dir)?;
+        let mut words: Vec<u32> = Vec::new();
+        words
+            .try_reserve_exact(expect as usize)
+            .map_err(|_| Error::InvalidArgument(format!("cannot allocate {expect} records")))?;
+        let mut wide = None;
+        let mut push = |c: &[u64]| {
+            for &r in c {
+                match CompactPhase::word(Packed(r)) {
+                    Some(w) => words.push(w),
+                    None => {
+                        wide.get_or_insert(words.len() as u64);
+                        words.push(0);
+                    }
+                }
+            }
+        };
+        let (path, elided) = if data.join(values::file_name(phase)).is_file() {
+            let f = ValueFile::open(&data, geom, phase, expect)?;
+            f.for_each_block(|_, c| push(c))?;
+            (f.path().to_path_buf(), f.elides_losses())
+        } else {
+            if !phasefile::for_each_block(dir, geom, phase, expect, |_, c| push(c))? {
+                return Ok(None);
+            }
+            (phasefile::phase_file(dir, phase), false)
+        };
+        if let Some(i) = wide {
+            return Err(Error::Corrupt {
+                path,
+                reason: format!(
+                    "position {i} of {phase} has a distance above 255 plies, which no solved Ostle game has"
+                ),
+            });
+        }
+        Ok(Some((CompactPhase { phase, words }, elided)))
+    }
+
+    /// Positions held.
+    pub fn len(&self) -> u64 {
+        self.words.len() as u64
+    }
+
+    /// True when no position is held.
+    pub fn is_empty(&self) -> bool {
+        self.words.is_empty()
+    }
+
+    /// The base value codes (2 bytes per position).
+    pub fn base_vals(&self) -> Vec<Val> {
+        self.words.par_iter().map(|&w| (w & 511) as Val).collect()
+    }
+}
+
+impl HeldPhase for CompactPhase {
+    fn phase(&self) -> Phase {
+        self.phase
+    }
+    #[inline]
+    fn packed(&self, idx: u64) -> Packed {
+        let w = self.words[idx as usize];
+        Packed((w & 511) as u64 | ((w >> 9 & 511) as u64) << 16 | ((w >> 18 & 31) as u64) << 32)
+    }
+    fn set(&mut self, idx: u64, r: Packed) -> bool {
+        match CompactPhase::word(r) {
+            Some(w) => {
+                self.words[idx as usize] = w;
+                true
+            }
+            None => false,
+        }
+    }
+}
+
 /// The records of a phase group as loaded: the group's phases in full and the base
 /// values of the phases one piece smaller, borrowed.
-#[derive(Clone, Copy)]
-pub struct GroupRecords<'a> {
+pub struct GroupRecords<'a, P = PhaseValues> {
     index: &'a GameIndex,
-    full: &'a [PhaseValues],
+    full: &'a [P],
     lower: &'a [(Phase, Vec<Val>)],
 }
 
-impl RecordSource for GroupRecords<'_> {
+impl<P> Clone for GroupRecords<'_, P> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<P> Copy for GroupRecords<'_, P> {}
+
+impl<P: HeldPhase> RecordSource for GroupRecords<'_, P> {
     fn index(&self) -> &GameIndex {
         self.index
     }
     #[inline]
     fn record(&self, phase: Phase, idx: u64) -> Result<Record, Error> {
         if let Some(p) = self.full.iter().find(|p| p.phase() == phase) {
-            return Ok(p.record(idx));
+            return Ok(p.packed(idx).record());
         }
         match self.lower.iter().find(|l| l.0 == phase) {
             Some((_, b)) => Ok(Record { base: val_outcome(b[idx as usize]), special: None }),
@@ -47,18 +174,20 @@ impl RecordSource for GroupRecords<'_> {
 }
 
 /// The values that checking or sweeping one phase group needs, and no more: the group's
-/// records (8 bytes per position) and the base values of the group one piece smaller (2
-/// bytes). For (5,5) that is 14.4 GB instead of the 22 GB of the whole game.
+/// records (4 bytes per position, [`CompactPhase`]) and the base values of the group one
+/// piece smaller (2 bytes). For (5,5) that is 8.2 GB instead of the 22 GB of the whole
+/// game. The group below is read the same way, one phase at a time, and only its base
+/// values kept.
 pub struct GroupValues<'a> {
     index: &'a GameIndex,
-    full: Vec<PhaseValues>,
+    full: Vec<CompactPhase>,
     lower: Vec<(Phase, Vec<Val>)>,
 }
 
 impl<'a> GroupValues<'a> {
     /// Load, from a database directory, the phases with `pieces` pieces in full and those
     /// with one piece less as base values (every file's checksum is checked, elided loss
-    /// distances resolved: see [`load_group`]).
+    /// distances resolved: see [`resolve_group`]).
     pub fn load(
         dir: &Path,
         geom: &Geometry,
@@ -66,35 +195,107 @@ impl<'a> GroupValues<'a> {
         pieces: u32,
         reporter: &dyn Reporter,
     ) -> Result<GroupValues<'a>, Error> {
-        let missing = |n: u32| Error::MissingDatabase {
-            path: dir.to_path_buf(),
-            phase: index
-                .phases()
-                .iter()
-                .filter(|p| p.phase().pieces() == n)
-                .map(|p| p.phase().to_string())
-                .collect::<Vec<_>>()
-                .join("+"),
-            max_pieces: n,
+        let below = |n: u32| n.checked_sub(1).filter(|&m| index.phases().iter().any(|p| p.phase().pieces() == m));
+        // The group below needs the one below it only to resolve its elided losses, which
+        // read won children only: the base values as stored serve.
+        let lower = match below(pieces) {
+            Some(n) => {
+                let stored = stored_group_base(dir, geom, index, below(n))?;
+                GroupValues::load_above(dir, geom, index, n, stored, reporter)?.into_base()
+            }
+            None => Vec::new(),
         };
-        let lower = if index.phases().iter().any(|p| p.phase().pieces() + 1 == pieces) {
-            let group = load_group(dir, geom, index, pieces - 1, reporter)?.ok_or_else(|| missing(pieces - 1))?;
-            group.into_iter().map(|v| (v.phase(), v.base_vals())).collect()
-        } else {
-            Vec::new()
-        };
-        let full = load_group(dir, geom, index, pieces, reporter)?.ok_or_else(|| missing(pieces))?;
+        GroupValues::load_above(dir, geom, index, pieces, lower, reporter)
+    }
+
+    /// [`GroupValues::load`] given `lower`, the exact base values of the group below (from
+    /// [`GroupValues::into_base`] of that group, when walking the groups in order).
+    pub fn load_above(
+        dir: &Path,
+        geom: &Geometry,
+        index: &'a GameIndex,
+        pieces: u32,
+        lower: Vec<(Phase, Vec<Val>)>,
+        reporter: &dyn Reporter,
+    ) -> Result<GroupValues<'a>, Error> {
+        let full = load_compact(dir, geom, index, pieces, &lower, reporter)?;
         Ok(GroupValues { index, full, lower })
+    }
+
+    /// The group's base values, phase by phase: all the group above needs of it.
+    pub fn into_base(self) -> Vec<(Phase, Vec<Val>)> {
+        drop(self.lower);
+        self.full.into_iter().map(|c| (c.phase, c.base_vals())).collect()
+    }
+
+    /// The records of one phase of the group.
+    pub fn phase(&self, phase: Phase) -> Option<&CompactPhase> {
+        self.full.iter().find(|c| c.phase == phase)
     }
 
     /// The phases of the group.
     pub fn phases(&self) -> Vec<Phase> {
-        self.full.iter().map(|p| p.phase()).collect()
+        self.full.iter().map(|p| p.phase).collect()
     }
 
     /// The records, as a [`RecordSource`].
-    pub fn records(&self) -> GroupRecords<'_> {
+    pub fn records(&self) -> GroupRecords<'_, CompactPhase> {
         GroupRecords { index: self.index, full: &self.full, lower: &self.lower }
+    }
+}
+
+/// The phases with `pieces` pieces as [`CompactPhase`]s, their elided losses resolved
+/// with `lower`, the base values of the group below (as stored serves).
+fn load_compact(
+    dir: &Path,
+    geom: &Geometry,
+    index: &GameIndex,
+    pieces: u32,
+    lower: &[(Phase, Vec<Val>)],
+    reporter: &dyn Reporter,
+) -> Result<Vec<CompactPhase>, Error> {
+    let mut full = Vec::new();
+    let mut elided = Vec::new();
+    for p in index.phases().iter().filter(|p| p.phase().pieces() == pieces) {
+        let (c, e) =
+            CompactPhase::load(dir, geom, p.phase(), p.len())?.ok_or_else(|| missing_group(dir, index, pieces))?;
+        full.push(c);
+        elided.push(e);
+    }
+    if elided.iter().any(|&e| e) {
+        resolve_group(dir, geom, index, &mut full, &elided, lower, reporter)?;
+    }
+    Ok(full)
+}
+
+/// The base values as stored of the group with `pieces` pieces (none for `None`).
+fn stored_group_base(
+    dir: &Path,
+    geom: &Geometry,
+    index: &GameIndex,
+    pieces: Option<u32>,
+) -> Result<Vec<(Phase, Vec<Val>)>, Error> {
+    let Some(n) = pieces else { return Ok(Vec::new()) };
+    let mut out = Vec::new();
+    for p in index.phases().iter().filter(|p| p.phase().pieces() == n) {
+        let base = stored_base(dir, geom, p.phase(), p.len())?.ok_or_else(|| missing_group(dir, index, n))?;
+        out.push((p.phase(), base));
+    }
+    Ok(out)
+}
+
+/// The error for a group not in the database.
+fn missing_group(dir: &Path, index: &GameIndex, pieces: u32) -> Error {
+    Error::MissingDatabase {
+        path: dir.to_path_buf(),
+        phase: index
+            .phases()
+            .iter()
+            .filter(|p| p.phase().pieces() == pieces)
+            .map(|p| p.phase().to_string())
+            .collect::<Vec<_>>()
+            .join("+"),
+        max_pieces: pieces,
     }
 }
 
@@ -105,11 +306,11 @@ const BATCH: u64 = 1 << 20;
 /// set; `lower` holds the base values (as stored) of the phases one piece smaller.
 /// Returns the records resolved. `dir` names the files in errors; `reporter` gets a step
 /// per phase.
-pub fn resolve_group(
+pub fn resolve_group<P: HeldPhase>(
     dir: &Path,
     geom: &Geometry,
     index: &GameIndex,
-    full: &mut [PhaseValues],
+    full: &mut [P],
     elided: &[bool],
     lower: &[(Phase, Vec<Val>)],
     reporter: &dyn Reporter,
@@ -128,23 +329,25 @@ pub fn resolve_group(
         let mut lo = 0u64;
         while lo < n {
             let hi = (lo + BATCH).min(n);
-            let updates: Vec<(usize, u64)> = {
+            let updates: Vec<(u64, Packed)> = {
                 let src = GroupRecords { index, full: &*full, lower };
-                let records = full[k].raw();
+                let held = &full[k];
                 (lo as usize..hi as usize)
                     .into_par_iter()
                     .with_min_len(1024)
-                    .filter(|&i| Packed(records[i]).needs_resolving())
-                    .map(|i| {
-                        resolve_record(geom, &src, &p.position_at(i as u64), Packed(records[i]), &file)
-                            .map(|r| (i, r.0))
-                    })
+                    .map(|i| i as u64)
+                    .filter(|&i| held.packed(i).needs_resolving())
+                    .map(|i| resolve_record(geom, &src, &p.position_at(i), held.packed(i), &file).map(|r| (i, r)))
                     .collect::<Result<_, Error>>()?
             };
             resolved += updates.len() as u64;
-            let records = full[k].raw_mut();
             for (i, r) in updates {
-                records[i] = r;
+                if !full[k].set(i, r) {
+                    return Err(Error::Corrupt {
+                        path: file.clone(),
+                        reason: format!("position {i} of {ph} resolves to a distance above 255 plies"),
+                    });
+                }
             }
             reporter.advance(hi - lo);
             lo = hi;
@@ -233,4 +436,33 @@ pub fn load_base(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> Resu
         return phasefile::load_base(dir, geom, phase, expect);
     }
     Ok(load_phase(dir, geom, phase, expect)?.map(|v| v.base_vals()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::ELIDED_LOSS;
+    use crate::record::value::{loss, win};
+
+    #[test]
+    fn compact_records_hold_every_record_up_to_255_plies_exactly_and_refuse_longer() {
+        let mut c = CompactPhase { phase: Phase::new(4, 4), words: vec![0; 4] };
+        let records = [
+            Packed::new(win(147), 0, 0),
+            Packed::new(loss(255), 31, win(255)),
+            Packed::new(ELIDED_LOSS, 7, ELIDED_LOSS),
+            Packed::new(win(1), 5, 0),
+            Packed::new(0, 0, 0),
+            Packed::new(win(3), 1, loss(2)),
+        ];
+        for r in records {
+            assert!(c.set(2, r));
+            assert_eq!(c.packed(2), r, "{r:?}");
+            assert_eq!(c.packed(2).record(), r.record());
+        }
+        assert!(!c.set(1, Packed::new(win(256), 0, 0)));
+        assert!(!c.set(1, Packed::new(win(2), 3, loss(256))));
+        assert_eq!(c.packed(1), Packed(0), "a refused record leaves the old one");
+        assert_eq!(c.base_vals(), vec![0, 0, win(3), 0]);
+    }
 }
