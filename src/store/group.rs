@@ -21,6 +21,9 @@ use crate::record::{Packed, PhaseValues, Record, Val, val_outcome};
 use crate::store::phasefile;
 use crate::store::values::{self, ValueFile};
 
+/// The base values of the phases of a group, phase by phase (2 bytes per position).
+pub type GroupBase = Vec<(Phase, Vec<Val>)>;
+
 /// One phase's records held in memory, in either width: [`PhaseValues`] (8 bytes per
 /// position, as the solver and the phase files have them) or [`CompactPhase`] (4).
 pub trait HeldPhase: Sync {
@@ -364,6 +367,43 @@ fn stored_base(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> Result
         return values::load_base_raw(&data, geom, phase, expect).map(Some);
     }
     phasefile::load_base(dir, geom, phase, expect)
+}
+
+/// The exact base values of every phase with `pieces` pieces (2 bytes per position), in
+/// the order of `index`; `Ok(None)` when one of them is in neither form. Files that elide
+/// loss distances are resolved through the group held as [`CompactPhase`]s (4 bytes per
+/// position) and the stored base values of the group below, never the 8-byte records.
+pub fn load_group_base(
+    dir: &Path,
+    geom: &Geometry,
+    index: &GameIndex,
+    pieces: u32,
+    reporter: &dyn Reporter,
+) -> Result<Option<GroupBase>, Error> {
+    let data = crate::store::directory::current_data_dir(dir)?;
+    let members: Vec<_> = index.phases().iter().filter(|p| p.phase().pieces() == pieces).collect();
+    let mut elided = false;
+    for p in &members {
+        let ph = p.phase();
+        if data.join(values::file_name(ph)).is_file() {
+            elided |= ValueFile::open(&data, geom, ph, p.len())?.elides_losses();
+        } else if !phasefile::phase_file(dir, ph).is_file() {
+            return Ok(None);
+        }
+    }
+    if !elided {
+        let mut out = Vec::new();
+        for p in &members {
+            let base = stored_base(dir, geom, p.phase(), p.len())?.ok_or_else(|| missing_group(dir, index, pieces))?;
+            out.push((p.phase(), base));
+        }
+        return Ok(Some(out));
+    }
+    let below = pieces.checked_sub(1).filter(|&m| index.phases().iter().any(|p| p.phase().pieces() == m));
+    let stored = stored_group_base(dir, geom, index, below)?;
+    let group = load_compact(dir, geom, index, pieces, &stored, reporter)?;
+    drop(stored);
+    Ok(Some(group.into_iter().map(|c| (c.phase, c.base_vals())).collect()))
 }
 
 /// The exact values of every phase with `pieces` pieces (a phase group), in the order of

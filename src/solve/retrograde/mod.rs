@@ -335,14 +335,19 @@ fn load_finished(
         return Ok((values.len() == members.len())
             .then(|| values.into_iter().map(|v| Solved::of(v, need_base, true)).collect()));
     }
-    let mut out = Vec::new();
-    for p in &members {
-        let Some(base) = crate::store::group::load_base(dir, geom, p.phase(), p.len())? else { return Ok(None) };
-        let mut counts = PhaseCounts::new(p.phase());
-        counts.add(&base);
-        out.push(Solved { counts, base: need_base.then_some(base), values: None });
-    }
-    Ok(Some(out))
+    let Some(bases) = crate::store::group::load_group_base(dir, geom, index, total, opts.reporter.as_ref())? else {
+        return Ok(None);
+    };
+    Ok(Some(
+        bases
+            .into_iter()
+            .map(|(phase, base)| {
+                let mut counts = PhaseCounts::new(phase);
+                counts.add(&base);
+                Solved { counts, base: need_base.then_some(base), values: None }
+            })
+            .collect(),
+    ))
 }
 
 /// Solve (or load) every group in order; `sink` gets each phase's counts, and its

@@ -216,3 +216,41 @@ fn node_values_follow_the_special_move() {
     assert_eq!(v.node(1, 3), Outcome::Draw);
     assert_eq!(v.record(0).special, Some((5, Outcome::Loss(8))));
 }
+
+/// The next group solved on top of a packed database (its values eliding loss
+/// distances, the solver's phase files gone) reads the exact base values of the group
+/// below and ends identical to a solve from nothing.
+#[test]
+fn a_group_solved_on_top_of_a_packed_database_ends_identical() {
+    let g = Geometry::new(4, 3).unwrap();
+    let fresh = solve(&g, 6, &SolveOptions::default()).unwrap();
+    let dir = std::env::temp_dir().join(format!("ostledb-ontop-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let opts = SolveOptions { dir: Some(dir.clone()), ..SolveOptions::default() };
+    let mut counts = Vec::new();
+    solve_into(&g, 5, &opts, |c| {
+        counts.push(c);
+        Ok(())
+    })
+    .unwrap();
+    let packed = crate::store::pack::pack(&dir, &g, 5, &Default::default(), |_| {}).unwrap();
+    assert!(!phasefile::phase_file(&dir, Phase::new(3, 2)).exists());
+    assert!(packed.phases.iter().all(|p| p.win + p.loss + p.draw == p.positions));
+    counts.clear();
+    solve_into(&g, 6, &opts, |c| {
+        counts.push(c);
+        Ok(())
+    })
+    .unwrap();
+    for c in &counts {
+        let want = fresh.phase(c.phase).unwrap();
+        let base: Vec<Val> = want.raw().iter().map(|&r| Packed(r).base()).collect();
+        let mut expect = PhaseCounts::new(c.phase);
+        expect.add(&base);
+        assert_eq!(*c, expect, "{}", c.phase);
+    }
+    let solved =
+        phasefile::load(&dir, &g, Phase::new(3, 3), fresh.phase(Phase::new(3, 3)).unwrap().len()).unwrap().unwrap();
+    assert_eq!(solved.raw(), fresh.phase(Phase::new(3, 3)).unwrap().raw());
+    let _ = std::fs::remove_dir_all(&dir);
+}
