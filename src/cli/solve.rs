@@ -22,8 +22,8 @@ use crate::store::Database;
 )]
 pub struct SolveArgs {
     /// Solve the phases with at most this many pieces on the board: 8 = (4,4), about 90
-    /// seconds and 1.5 GB of memory on 2 cores; 9 adds (5,4) and (4,5), about 16 minutes and 10 GB;
-    /// 10 is the whole game: (5,5) adds about 40 minutes and needs 17 GB of memory.
+    /// seconds and 0.9 GB of memory on 2 cores; 9 adds (5,4) and (4,5), about 16 minutes and 6 GB;
+    /// 10 is the whole game: (5,5) adds about 40 minutes and needs 10 GB of memory.
     /// Phases already in the database are loaded, not solved again.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(8..=10))]
     pub max_pieces: u32,
@@ -33,7 +33,7 @@ pub struct SolveArgs {
     /// Inside a phase group, save the working state to the database directory at the
     /// first level boundary after this many minutes since the last save, so a killed
     /// solve resumes there (0: only finished phases are saved). A save of (5,5) writes
-    /// about 13 GB.
+    /// about 8.2 GB.
     #[arg(long, default_value_t = 10, value_name = "MINUTES")]
     pub checkpoint_minutes: u64,
     #[command(flatten)]
