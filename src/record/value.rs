@@ -43,6 +43,15 @@ pub fn val_outcome(v: Val) -> Outcome {
     }
 }
 
+/// How many of the finished values `vals` are wins, losses and draws.
+pub fn tally(vals: impl Iterator<Item = Val>) -> (u64, u64, u64) {
+    vals.fold((0, 0, 0), |(w, l, d), v| match v {
+        0 => (w, l, d + 1),
+        v if is_loss(v) => (w, l + 1, d),
+        _ => (w + 1, l, d),
+    })
+}
+
 /// The 16-bit code of an outcome.
 #[inline]
 pub fn outcome_val(o: Outcome) -> Val {
@@ -64,5 +73,6 @@ mod tests {
         }
         assert_eq!((win(3), loss(3), dist(loss(3))), (6, 7, 3));
         assert!(is_loss(loss(0)) && !is_loss(win(1)) && !is_loss(0));
+        assert_eq!(tally([0, win(1), loss(0), loss(9), win(147), 0, 0].into_iter()), (2, 2, 3));
     }
 }

@@ -109,16 +109,6 @@ impl CompactPhase {
         Ok(Some((CompactPhase { phase, words }, elided)))
     }
 
-    /// Positions held.
-    pub fn len(&self) -> u64 {
-        self.words.len() as u64
-    }
-
-    /// True when no position is held.
-    pub fn is_empty(&self) -> bool {
-        self.words.is_empty()
-    }
-
     /// The base value codes (2 bytes per position).
     pub fn base_vals(&self) -> Vec<Val> {
         self.words.par_iter().map(|&w| (w & 511) as Val).collect()
@@ -198,14 +188,8 @@ impl<'a> GroupValues<'a> {
         pieces: u32,
         reporter: &dyn Reporter,
     ) -> Result<GroupValues<'a>, Error> {
-        let below = |n: u32| n.checked_sub(1).filter(|&m| index.phases().iter().any(|p| p.phase().pieces() == m));
-        // The group below needs the one below it only to resolve its elided losses, which
-        // read won children only: the base values as stored serve.
-        let lower = match below(pieces) {
-            Some(n) => {
-                let stored = stored_group_base(dir, geom, index, below(n))?;
-                GroupValues::load_above(dir, geom, index, n, stored, reporter)?.into_base()
-            }
+        let lower = match group_below(index, pieces) {
+            Some(n) => load_group_base(dir, geom, index, n, reporter)?.ok_or_else(|| missing_group(dir, index, n))?,
             None => Vec::new(),
         };
         GroupValues::load_above(dir, geom, index, pieces, lower, reporter)
@@ -226,7 +210,7 @@ impl<'a> GroupValues<'a> {
     }
 
     /// The group's base values, phase by phase: all the group above needs of it.
-    pub fn into_base(self) -> Vec<(Phase, Vec<Val>)> {
+    pub fn into_base(self) -> GroupBase {
         drop(self.lower);
         self.full.into_iter().map(|c| (c.phase, c.base_vals())).collect()
     }
@@ -285,6 +269,11 @@ fn stored_group_base(
         out.push((p.phase(), base));
     }
     Ok(out)
+}
+
+/// The piece count of the group one piece smaller than `pieces`, if `index` has it.
+fn group_below(index: &GameIndex, pieces: u32) -> Option<u32> {
+    pieces.checked_sub(1).filter(|&m| index.phases().iter().any(|p| p.phase().pieces() == m))
 }
 
 /// The error for a group not in the database.
@@ -399,8 +388,9 @@ pub fn load_group_base(
         }
         return Ok(Some(out));
     }
-    let below = pieces.checked_sub(1).filter(|&m| index.phases().iter().any(|p| p.phase().pieces() == m));
-    let stored = stored_group_base(dir, geom, index, below)?;
+    // Resolving elided losses reads won children only: the base values of the group
+    // below as stored serve.
+    let stored = stored_group_base(dir, geom, index, group_below(index, pieces))?;
     let group = load_compact(dir, geom, index, pieces, &stored, reporter)?;
     drop(stored);
     Ok(Some(group.into_iter().map(|c| (c.phase, c.base_vals())).collect()))

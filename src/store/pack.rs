@@ -70,16 +70,8 @@ enum Source<'a> {
 }
 
 fn count(records: &[u64], m: &mut PhaseMeta) {
-    for &r in records {
-        let v = Packed(r).base();
-        if v == 0 {
-            m.draw += 1;
-        } else if v.is_multiple_of(2) {
-            m.win += 1;
-        } else {
-            m.loss += 1;
-        }
-    }
+    let (w, l, d) = crate::record::value::tally(records.iter().map(|&r| Packed(r).base()));
+    (m.win, m.loss, m.draw) = (m.win + w, m.loss + l, m.draw + d);
 }
 
 /// Build the database at `dir` holding every phase with at most `max_pieces` pieces.

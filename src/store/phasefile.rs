@@ -56,6 +56,25 @@ pub fn save(dir: &Path, geom: &Geometry, values: &PhaseValues) -> Result<PathBuf
     })
 }
 
+/// Make `count` records block by block: `fill(start, buf)` fills `buf` with the records
+/// from index `start` on (at most [`SAVE_BLOCK`] at a time, in order), then `sink` gets
+/// the block. One buffer serves every block.
+pub fn make_blocks(
+    count: u64,
+    mut fill: impl FnMut(u64, &mut [u64]) -> Result<(), Error>,
+    mut sink: impl FnMut(&[u64]) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let mut buf = vec![0u64; SAVE_BLOCK.min(count as usize)];
+    let mut start = 0u64;
+    while start < count {
+        let k = (count - start).min(SAVE_BLOCK as u64) as usize;
+        fill(start, &mut buf[..k])?;
+        sink(&buf[..k])?;
+        start += k as u64;
+    }
+    Ok(())
+}
+
 /// Records per call of the `fill` of [`save_with`].
 pub const SAVE_BLOCK: usize = 1 << 22;
 
@@ -69,7 +88,7 @@ pub fn save_with(
     geom: &Geometry,
     phase: Phase,
     count: u64,
-    mut fill: impl FnMut(u64, &mut [u64]) -> Result<(), Error>,
+    fill: impl FnMut(u64, &mut [u64]) -> Result<(), Error>,
 ) -> Result<PathBuf, Error> {
     std::fs::create_dir_all(dir).map_err(io(dir))?;
     let path = phase_file(dir, phase);
@@ -80,18 +99,13 @@ pub fn save_with(
         let mut w = BufWriter::with_capacity(1 << 20, f);
         w.write_all(&[0u8; HEADER_LEN as usize]).map_err(io(&tmp))?;
         let mut hash = WordHash::new();
-        let mut buf = vec![0u64; SAVE_BLOCK.min(count as usize)];
-        let mut bytes = Vec::with_capacity(8 * buf.len());
-        let mut start = 0u64;
-        while start < count {
-            let k = (count - start).min(SAVE_BLOCK as u64) as usize;
-            fill(start, &mut buf[..k])?;
-            hash.words(&buf[..k]);
+        let mut bytes = Vec::with_capacity(8 * SAVE_BLOCK.min(count as usize));
+        make_blocks(count, fill, |block| {
+            hash.words(block);
             bytes.clear();
-            bytes.extend(buf[..k].iter().flat_map(|r| r.to_le_bytes()));
-            w.write_all(&bytes).map_err(io(&tmp))?;
-            start += k as u64;
-        }
+            bytes.extend(block.iter().flat_map(|r| r.to_le_bytes()));
+            w.write_all(&bytes).map_err(io(&tmp))
+        })?;
         let mut f = w.into_inner().map_err(|e| Error::Io { path: tmp.clone(), source: e.into_error() })?;
         f.seek(SeekFrom::Start(0)).map_err(io(&tmp))?;
         f.write_all(&header(geom, phase, count, hash.finish())).map_err(io(&tmp))?;

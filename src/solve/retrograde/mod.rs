@@ -52,7 +52,7 @@ use crate::game::{Geometry, Phase, Position};
 use crate::index::{GameIndex, PhaseIndex};
 use crate::probe::RecordSource;
 use crate::progress::{Reporter, Silent};
-use crate::record::value::{loss, val_outcome, win};
+use crate::record::value::{loss, tally, val_outcome, win};
 use crate::record::{Outcome, Packed, PhaseValues, Record, Val};
 use crate::solve::checkpoint::{self, ChunkQueue};
 use crate::store::phasefile;
@@ -260,13 +260,7 @@ impl PhaseCounts {
     fn add(&mut self, base: &[Val]) {
         let (w, l, d) = base
             .par_chunks(1 << 16)
-            .map(|c| {
-                c.iter().fold((0u64, 0u64, 0u64), |(w, l, d), &v| match v {
-                    0 => (w, l, d + 1),
-                    v if v & 1 == 0 => (w + 1, l, d),
-                    _ => (w, l + 1, d),
-                })
-            })
+            .map(|c| tally(c.iter().copied()))
             .reduce(|| (0, 0, 0), |a, b| (a.0 + b.0, a.1 + b.1, a.2 + b.2));
         self.positions += base.len() as u64;
         (self.win, self.loss, self.draw) = (self.win + w, self.loss + l, self.draw + d);
@@ -682,15 +676,7 @@ fn finish_group(
             Some(dir) => {
                 phasefile::save_with(dir, geom, p.phase(), len, &mut fill)?;
             }
-            None => {
-                let mut buf = vec![0u64; phasefile::SAVE_BLOCK.min(len as usize)];
-                let mut start = 0u64;
-                while start < len {
-                    let k = (len - start).min(phasefile::SAVE_BLOCK as u64) as usize;
-                    fill(start, &mut buf[..k])?;
-                    start += k as u64;
-                }
-            }
+            None => phasefile::make_blocks(len, &mut fill, |_| Ok(()))?,
         }
         out.push(Solved {
             counts,
