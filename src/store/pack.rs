@@ -143,7 +143,9 @@ pub fn pack(
                 match &mut source {
                     Source::Solver(r) => {
                         r.read(buf)?;
-                        drop_unreachable_specials(geom, p, at, buf);
+                        if !r.specials_pruned() {
+                            drop_unreachable_specials(geom, p, at, buf);
+                        }
                     }
                     Source::Resolved(v) => buf.copy_from_slice(&v.raw()[at as usize..at as usize + buf.len()]),
                     Source::AsStored(stream) => stream.read(buf)?,

@@ -24,6 +24,10 @@ pub const MAGIC: [u8; 8] = *b"OSTLEVAL";
 pub const VERSION: u32 = 1;
 /// Header size in bytes.
 pub const HEADER_LEN: u64 = 40;
+/// Header flag (bytes 16..24, once reserved and zero): every record's special move names
+/// a node that exists; the special value of a node no predecessor reaches is already
+/// dropped (the solver marks them as it goes), so packing need not look for them.
+pub const SPECIALS_PRUNED: u64 = 1;
 
 /// The file name of a phase inside the database directory, e.g. `phase-4-4.vals`.
 pub fn phase_file(dir: &Path, phase: Phase) -> PathBuf {
@@ -38,10 +42,10 @@ pub fn checksum(records: &[u64]) -> u64 {
     c.finish()
 }
 
-fn header(geom: &Geometry, phase: Phase, count: u64, sum: u64) -> [u8; HEADER_LEN as usize] {
+fn header(geom: &Geometry, phase: Phase, flags: u64, count: u64, sum: u64) -> [u8; HEADER_LEN as usize] {
     let mut h = [0u8; HEADER_LEN as usize];
     h[0..16].copy_from_slice(&crate::store::file::prefix(&MAGIC, VERSION, geom, phase));
-    // 16..24 reserved (zero)
+    h[16..24].copy_from_slice(&flags.to_le_bytes());
     h[24..32].copy_from_slice(&count.to_le_bytes());
     h[32..40].copy_from_slice(&sum.to_le_bytes());
     h
@@ -50,7 +54,7 @@ fn header(geom: &Geometry, phase: Phase, count: u64, sum: u64) -> [u8; HEADER_LE
 /// Write the values of one phase (atomically: temporary file, then rename).
 pub fn save(dir: &Path, geom: &Geometry, values: &PhaseValues) -> Result<PathBuf, Error> {
     let records = values.raw();
-    save_with(dir, geom, values.phase(), records.len() as u64, |start, buf| {
+    save_with(dir, geom, values.phase(), records.len() as u64, 0, |start, buf| {
         buf.copy_from_slice(&records[start as usize..start as usize + buf.len()]);
         Ok(())
     })
@@ -82,12 +86,13 @@ pub const SAVE_BLOCK: usize = 1 << 22;
 /// fills `buf` with the records from index `start` on, block after block in order (at
 /// most [`SAVE_BLOCK`] at a time), so the records never all exist in memory (the solver
 /// makes them from its working state). Atomic: temporary file, then rename; the header
-/// and its checksum are written last.
+/// (with `flags`, such as [`SPECIALS_PRUNED`]) and its checksum are written last.
 pub fn save_with(
     dir: &Path,
     geom: &Geometry,
     phase: Phase,
     count: u64,
+    flags: u64,
     fill: impl FnMut(u64, &mut [u64]) -> Result<(), Error>,
 ) -> Result<PathBuf, Error> {
     std::fs::create_dir_all(dir).map_err(io(dir))?;
@@ -108,7 +113,7 @@ pub fn save_with(
         })?;
         let mut f = w.into_inner().map_err(|e| Error::Io { path: tmp.clone(), source: e.into_error() })?;
         f.seek(SeekFrom::Start(0)).map_err(io(&tmp))?;
-        f.write_all(&header(geom, phase, count, hash.finish())).map_err(io(&tmp))?;
+        f.write_all(&header(geom, phase, flags, count, hash.finish())).map_err(io(&tmp))?;
         f.sync_all().map_err(io(&tmp))?;
     }
     rename_durably(&tmp, &path)?;
@@ -117,6 +122,7 @@ pub fn save_with(
 
 /// What a header says.
 struct Header {
+    flags: u64,
     count: u64,
     sum: u64,
 }
@@ -137,7 +143,8 @@ fn read_header(path: &Path, r: &mut impl Read, geom: &Geometry, phase: Phase, ex
     if count != expect {
         return Err(corrupt(format!("holds {count} positions, the phase has {expect}")));
     }
-    Ok(Header { count, sum: u64::from_le_bytes(h[32..40].try_into().expect("8 bytes")) })
+    let flags = u64::from_le_bytes(h[16..24].try_into().expect("8 bytes"));
+    Ok(Header { flags, count, sum: u64::from_le_bytes(h[32..40].try_into().expect("8 bytes")) })
 }
 
 /// The checksum over the `count` records of the phase file `path` does not match.
@@ -212,6 +219,7 @@ pub fn for_each_block(
 pub struct RecordReader {
     path: PathBuf,
     r: BufReader<File>,
+    flags: u64,
     count: u64,
     left: u64,
     want: u64,
@@ -236,6 +244,7 @@ impl RecordReader {
         Ok(Some(RecordReader {
             path,
             r,
+            flags: h.flags,
             count: h.count,
             left: h.count,
             want: h.sum,
@@ -247,6 +256,12 @@ impl RecordReader {
     /// The number of records in the file.
     pub fn count(&self) -> u64 {
         self.count
+    }
+
+    /// True when the writer dropped every special value whose node does not exist
+    /// ([`SPECIALS_PRUNED`]).
+    pub fn specials_pruned(&self) -> bool {
+        self.flags & SPECIALS_PRUNED != 0
     }
 
     /// Fill `buf` with the next records.

@@ -110,6 +110,8 @@ impl Solution {
     /// The value of node `(canonical, j)`; `canonical` must be a canonical position of a
     /// solved phase and `j` its forbidden index: 0, or a move that removes nothing (a
     /// move that removes a piece can never undo the opponent's move, so no node forbids one).
+    /// A node that does not exist (no predecessor forbids move `j`) has the value of
+    /// nothing forbidden: no game asks for it, and the solver keeps no value for it.
     pub fn node(&self, canonical: &Position, j: usize) -> Outcome {
         let ph = canonical.phase();
         let idx = self.index.phase(ph).expect("a solved phase").index_of(canonical);
@@ -674,7 +676,7 @@ fn finish_group(
         };
         match &opts.dir {
             Some(dir) => {
-                phasefile::save_with(dir, geom, p.phase(), len, &mut fill)?;
+                phasefile::save_with(dir, geom, p.phase(), len, phasefile::SPECIALS_PRUNED, &mut fill)?;
             }
             None => phasefile::make_blocks(len, &mut fill, |_| Ok(()))?,
         }

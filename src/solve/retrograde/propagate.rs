@@ -75,20 +75,22 @@ pub(super) fn propagate(
     slow.clear();
     pending.clear();
     let level = d + 1;
+    let mut reached = false;
     unmoves(geom, &pos, |u| {
+        if let Some((inv, code)) = special_target {
+            let p = &u.pred;
+            let special =
+                geom.symmetry_invariant(p.player, p.opponent, p.hole()) == inv && canonical_code(geom, p) == code;
+            reached |= special;
+            if special != (class == SPC) {
+                return;
+            }
+        }
         // A predecessor won at once by the rules is decided for good at init (its
         // generic `Win(1)`, no special move): every update of it is a no-op, so it is
         // neither located nor read (over half of (4,4)'s positions, each a cache miss).
         if is_immediate_win(geom, &u.pred) {
             return;
-        }
-        if let Some((inv, code)) = special_target {
-            let p = &u.pred;
-            let special =
-                geom.symmetry_invariant(p.player, p.opponent, p.hole()) == inv && canonical_code(geom, p) == code;
-            if special != (class == SPC) {
-                return;
-            }
         }
         // A symmetric child: keep one unmove per image of the predecessor.
         let mut fixed = false;
@@ -116,6 +118,11 @@ pub(super) fn propagate(
         prefetch(&states[q as usize]);
         pending.push((q, i));
     });
+    // Every position with a special move has a decision propagated, so by the end of the
+    // group each special node that some predecessor reaches is marked (see the record).
+    if reached && st.0 & SPECIAL_REACHED == 0 {
+        states[g as usize].fetch_or(SPECIAL_REACHED, Ordering::Relaxed);
+    }
     for &(q, i) in pending.iter() {
         update(states, q, i, child_wins, level, out);
     }

@@ -26,6 +26,11 @@ pub(super) const SPC_WON: u32 = 1 << 19;
 pub(super) const OUTSIDE_SHIFT: u32 = 20;
 /// Won in 1 ply by the rules: decided at init, never propagated, so never in the log.
 pub(super) const IMMEDIATE: u32 = 1 << 28;
+/// Some predecessor forbids the special move: node (position, special move) exists. Set
+/// when a decision of the position is propagated (its unmoves are walked then), so by the
+/// end of the group for every position with a special move; a record drops the special
+/// value of a node that does not exist (no game can ask for it), as packing used to.
+pub(super) const SPECIAL_REACHED: u32 = 1 << 31;
 /// The largest distance the state and the log can hold.
 pub(super) const MAX_DIST: u32 = 255;
 
@@ -168,7 +173,7 @@ const SPC_LOGGED: u32 = 1 << 30;
 /// immediate win has its distance, 1, already.
 #[inline]
 pub(super) fn finished(st: u32) -> u32 {
-    let keep = st & (31 << S_SHIFT | GEN_DECIDED | GEN_WON | SPC_DECIDED | SPC_WON | IMMEDIATE);
+    let keep = st & (31 << S_SHIFT | GEN_DECIDED | GEN_WON | SPC_DECIDED | SPC_WON | IMMEDIATE | SPECIAL_REACHED);
     if st & IMMEDIATE != 0 { keep | 1 << GEN_DIST_SHIFT | GEN_LOGGED } else { keep }
 }
 
@@ -187,8 +192,9 @@ pub(super) fn was_logged(st: u32, class: u32) -> bool {
 }
 
 /// The record of a finished state with its log replayed (undecided is a draw; a special
-/// value equal to the generic one is no exception), or `None` if a decided class has no
-/// logged distance or a logged one is not decided (a damaged log).
+/// value equal to the generic one is no exception, and neither is that of a special node
+/// no predecessor reaches), or `None` if a decided class has no logged distance or a
+/// logged one is not decided (a damaged log).
 #[inline]
 pub(super) fn record(st: u32) -> Option<u64> {
     let s = State(st);
@@ -207,5 +213,5 @@ pub(super) fn record(st: u32) -> Option<u64> {
     };
     let g = val(GEN, GEN_LOGGED, GEN_DIST_SHIFT)?;
     let sp = val(SPC, SPC_LOGGED, SPC_DIST_SHIFT)?;
-    Some(if sp == g { g as u64 } else { Packed::new(g, s.s(), sp).0 })
+    Some(if sp == g || st & SPECIAL_REACHED == 0 { g as u64 } else { Packed::new(g, s.s(), sp).0 })
 }

@@ -146,14 +146,18 @@ fn a_stop_without_a_directory_saves_nothing_and_says_so() {
 
 #[test]
 fn finished_states_make_the_records_and_a_damaged_log_is_refused() {
-    // A position won (generic) whose special move 6 is lost.
+    // A position won (generic) whose special move 6 is lost, and some predecessor forbids 6.
     let st = initial(3, 5, true, 4).with_s(6).decide(GEN, true).decide(SPC, false);
-    assert_eq!(record(finished(st.0) | logged(GEN, 9) | logged(SPC, 7)), Some(Packed::new(win(9), 6, loss(7)).0));
+    let reached = |s: State| State(s.0 | SPECIAL_REACHED);
+    let fin = finished(reached(st).0);
+    assert_eq!(record(fin | logged(GEN, 9) | logged(SPC, 7)), Some(Packed::new(win(9), 6, loss(7)).0));
+    // No predecessor forbids it: the node does not exist and its value is dropped.
+    assert_eq!(record(finished(st.0) | logged(GEN, 9) | logged(SPC, 7)), Some(win(9) as u64));
     // The same value twice is no exception; a won special with no decided generic cannot be.
-    let both = initial(2, 1, false, 0).with_s(3).decide(GEN, true).decide(SPC, true);
+    let both = reached(initial(2, 1, false, 0).with_s(3).decide(GEN, true).decide(SPC, true));
     assert_eq!(record(finished(both.0) | logged(GEN, 5) | logged(SPC, 5)), Some(win(5) as u64));
     // A special move whose node stayed undecided is a drawn special.
-    let open = initial(2, 1, false, 0).with_s(3).decide(GEN, true);
+    let open = reached(initial(2, 1, false, 0).with_s(3).decide(GEN, true));
     assert_eq!(record(finished(open.0) | logged(GEN, 5)), Some(Packed::new(win(5), 3, 0).0));
     // Undecided: a draw; an immediate win: Win(1) without any log entry.
     assert_eq!(record(finished(initial(2, 3, false, 0).0)), Some(0));
@@ -163,7 +167,7 @@ fn finished_states_make_the_records_and_a_damaged_log_is_refused() {
     assert_eq!(record(finished(lost.0) | logged(GEN, MAX_DIST)), Some(loss(MAX_DIST) as u64));
     assert_eq!(record(finished(lost.0) | logged(GEN, 0)), Some(loss(0) as u64));
     // A decided node the log missed, or a logged node never decided: damage.
-    assert_eq!(record(finished(st.0) | logged(GEN, 9)), None);
+    assert_eq!(record(fin | logged(GEN, 9)), None);
     assert_eq!(record(finished(initial(2, 3, false, 0).0) | logged(SPC, 4)), None);
     assert!(was_logged(finished(immediate_win().0), GEN));
 }
