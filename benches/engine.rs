@@ -1,8 +1,8 @@
-//! Move generation, unmoves and canonicalisation on 5x5, over a fixed sample of (4,4)
-//! and (5,5) positions drawn from the position index.
+//! Move generation, unmoves, the capture test and canonicalisation on 5x5, over a fixed
+//! sample of (4,4) and (5,5) positions drawn from the position index.
 
 use criterion::{Criterion, Throughput, black_box, criterion_group, criterion_main};
-use ostledb::game::moves::{moves, play, unmoves};
+use ostledb::game::moves::{can_capture, can_capture_by_walking, moves, play, unmoves};
 use ostledb::game::symmetry::canonical;
 use ostledb::game::{Geometry, Phase, Position};
 use ostledb::index::{PhaseIndex, PlayerSets};
@@ -52,6 +52,20 @@ fn bench(c: &mut Criterion) {
             }
             black_box(acc)
         })
+    });
+    // What retrograde asks of every predecessor of a (4,4) position: can it capture?
+    let preds: Vec<Position> = {
+        let mut v = Vec::new();
+        for p in sample(Phase::new(4, 4), 512) {
+            unmoves(g, &p, |u| v.push(u.pred));
+        }
+        v
+    };
+    grp.bench_function("can_capture (per (4,4) predecessor, 4096)", |b| {
+        b.iter(|| black_box(preds.iter().take(4096).filter(|p| can_capture(g, p)).count()))
+    });
+    grp.bench_function("can_capture_by_walking (per (4,4) predecessor, 4096)", |b| {
+        b.iter(|| black_box(preds.iter().take(4096).filter(|p| can_capture_by_walking(g, p)).count()))
     });
     grp.bench_function("canonical (per position)", |b| {
         b.iter(|| {

@@ -21,7 +21,7 @@ use crate::store::Database;
     after_help = "Examples:\n  ostledb solve                    # phase (4,4), 160,900,185 positions\n  ostledb solve --max-pieces 10 --threads 2\n\nCtrl-C (or SIGTERM) stops at the end of the current step after saving a checkpoint in\nthe database directory; run the same command again to resume there. A second Ctrl-C\nquits at once and keeps the last checkpoint."
 )]
 pub struct SolveArgs {
-    /// Solve the phases with at most this many pieces on the board: 8 = (4,4), about 90
+    /// Solve the phases with at most this many pieces on the board: 8 = (4,4), about 85
     /// seconds and 0.9 GB of memory on 2 cores; 9 adds (5,4) and (4,5), about 16 minutes and 6 GB;
     /// 10 is the whole game: (5,5) adds about 40 minutes and needs 10 GB of memory.
     /// Phases already in the database are loaded, not solved again.
