@@ -418,6 +418,37 @@ fn bfs_reproduces_the_published_layers_to_depth_8() {
     assert_ne!(without[6], 147_620);
 }
 
+/// The search over positions gives the node-list search's layers (every field but the
+/// seconds), counts the positions reached, answers a board with its position's first depth,
+/// and refuses the strict convention.
+#[test]
+fn bfs_by_positions_equals_the_node_lists_and_refuses_strict() {
+    let strip = |v: &Value| -> Vec<Value> {
+        let mut layers = v["layers"].as_array().expect("layers").clone();
+        for l in &mut layers {
+            l.as_object_mut().unwrap().remove("seconds");
+        }
+        layers
+    };
+    let lists = json_stdout(&["bfs", "--max-depth", "6", "--json", "--quiet"]);
+    let start = "22222-00000-00300-00000-11111";
+    let positions = json_stdout(&["bfs", "--by-positions", "--max-depth", "6", "--json", "--quiet", "--board", start]);
+    assert_eq!(strip(&lists), strip(&positions));
+    assert!(lists.get("positions_reached").is_none());
+    let (reached, all) =
+        (positions["positions_reached"][0].as_u64().unwrap(), positions["positions_reached"][1].as_u64());
+    let touched: u64 = positions["layers"].as_array().unwrap().iter().map(|l| l["positions"].as_u64().unwrap()).sum();
+    assert!(reached > 0 && reached <= touched, "{reached} of {touched}");
+    assert_eq!(all, Some(2_735_147_685));
+    assert_eq!(positions["query"]["depth"], 0);
+    assert_eq!(positions["query"]["of"], "position's first node");
+    let out = ostledb(&["bfs", "--by-positions", "--strict", "--max-depth", "2", "--quiet"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = ostledb(&["bfs", "--by-positions", "--convention", "strict", "--max-depth", "2", "--quiet"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("published convention only"));
+}
+
 /// `n` boards of phase (4,4), one a line: four pieces a side and the hole on random
 /// squares (a fixed sequence for `seed`).
 fn random_boards_4_4(n: usize, seed: u64) -> String {

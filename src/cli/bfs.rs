@@ -13,6 +13,7 @@ use crate::game::node::{Convention, key_code, key_index, node_of};
 use crate::game::notation::{code_to_base64, format_board};
 use crate::game::position::Position;
 use crate::solve::bfs::{BfsReport, Stop, bfs_layers_with};
+use crate::solve::bfs_positions::{bfs_first_depths, bfs_positions};
 
 /// The expansion convention on the command line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -27,7 +28,7 @@ pub enum ConventionArg {
 /// Arguments of `ostledb bfs`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  ostledb bfs\n  ostledb bfs --strict --max-depth 6 --json\n  ostledb bfs --max-depth 6 --board 22222-00000-00300-00000-11111\n\nWith --store, the depths are kept in --db for `query` and `export`.\n\nDepth 0 is the initial position. A node is (canonical position, forbidden move);\nthe published layers are 1, 9, 102, 954, 6329, 33052, 147620, 556811, 1863530, ...\n(strict: 1, 9, 99, 932, 6319, ...); the default reproduces them (checked to depth 13)."
+    after_help = "Examples:\n  ostledb bfs\n  ostledb bfs --strict --max-depth 6 --json\n  ostledb bfs --max-depth 6 --board 22222-00000-00300-00000-11111\n\nWith --store, the depths are kept in --db for `query` and `export`.\n\nDepth 0 is the initial position. A node is (canonical position, forbidden move);\nthe published layers are 1, 9, 102, 954, 6329, 33052, 147620, 556811, 1863530, ...\n(strict: 1, 9, 99, 932, 6319, ...); the default reproduces them (checked to depth 13).\n\nThe whole game (the published run found 27 layers, depths 0..26):\n  ostledb bfs --by-positions --max-depth 200\n11.6 GB (a 4-byte mask of reached nodes per position, two frontier bitmaps) and about\n3 hours on 2 cores by the rate measured to depth 13 (345 s, 5.0 GB peak)."
 )]
 pub struct BfsArgs {
     /// Which moves expand a node: `published` plays all moves of the position (the
@@ -49,6 +50,13 @@ pub struct BfsArgs {
     /// plus working space of about the size of the last layer).
     #[arg(long, default_value_t = 400_000_000, value_name = "N")]
     pub max_nodes: u64,
+    /// Search over positions instead of node lists: 4.25 bytes per position of the game
+    /// and nothing per node, so the whole game to its last layer fits in 11.6 GB (the node
+    /// lists stop near depth 13). Published convention only; not with --store yet;
+    /// --max-nodes does not apply. With --board it reports the depth of the board's
+    /// position's first node (1 more byte per position).
+    #[arg(long, conflicts_with_all = ["strict", "store"])]
+    pub by_positions: bool,
     /// Also report the depth of this board's node (25 digits, 1 = side to move).
     #[arg(long, value_name = "BOARD")]
     pub board: Option<String>,
@@ -77,6 +85,8 @@ struct Query {
     node_index: usize,
     /// `None`: deeper than the last computed layer, or unreachable.
     depth: Option<u32>,
+    /// What `depth` is of: the node, or (`--by-positions`) the first node of its position.
+    of: &'static str,
 }
 
 #[derive(Serialize)]
@@ -106,8 +116,23 @@ pub fn run(args: BfsArgs) -> Result<(), Error> {
     let reporter = CliReporter::new(args.common.quiet);
     let _lock =
         args.store.then(|| crate::cli::db::lock_for_writing(&args.common, "ostledb bfs --store")).transpose()?;
-    let report =
-        bfs_layers_with(g, convention, !args.no_checkmate_expansion, args.max_depth, args.max_nodes, &reporter);
+    if args.by_positions && convention != Convention::Published {
+        return Err(Error::InvalidArgument(
+            "--by-positions searches the published convention only (a strict node skips its own forbidden \
+             move, so a position may need expanding again)"
+                .into(),
+        ));
+    }
+    let mates = !args.no_checkmate_expansion;
+    let (report, first_depth) = if !args.by_positions {
+        (bfs_layers_with(g, convention, mates, args.max_depth, args.max_nodes, &reporter), None)
+    } else if let Some((pos, _)) = &query_node {
+        let (report, depths) = bfs_first_depths(g, mates, args.max_depth, &reporter)?;
+        let d = depths.depth_of(pos)?;
+        (report, Some(d))
+    } else {
+        (bfs_positions(g, mates, args.max_depth, &reporter)?, None)
+    };
     let stored = if args.store {
         let layers: Vec<&[u64]> = (0..=report.nodes.max_depth()).filter_map(|d| report.nodes.layer(d)).collect();
         let complete = matches!(report.stop, Stop::Exhausted);
@@ -125,7 +150,8 @@ pub fn run(args: BfsArgs) -> Result<(), Error> {
             code: canon.code(),
             base64: code_to_base64(canon.code()),
             node_index: key_index(key),
-            depth: report.nodes.depth_of_key(key),
+            depth: if args.by_positions { first_depth.flatten() } else { report.nodes.depth_of_key(key) },
+            of: if args.by_positions { "position's first node" } else { "node" },
         }
     });
     if args.json {
@@ -165,14 +191,22 @@ pub fn run(args: BfsArgs) -> Result<(), Error> {
             thousands(*frontier),
         )),
     }
+    if let Some((reached, all)) = report.positions_reached {
+        out.push_str(&format!(
+            "positions with a node reached: {} of {}; {} with none\n",
+            thousands(reached),
+            thousands(all),
+            thousands(all - reached)
+        ));
+    }
     if let Some(q) = &query {
         let depth = match q.depth {
             Some(d) => format!("depth {d}"),
             None => format!("not within depth {last}"),
         };
         out.push_str(&format!(
-            "{} -> canonical {} ({}), node index {}: {depth}\n",
-            q.board, q.canonical, q.base64, q.node_index
+            "{} -> canonical {} ({}), node index {}: {} at {depth}\n",
+            q.board, q.canonical, q.base64, q.node_index, q.of
         ));
     }
     if let Some((path, len)) = &stored {

@@ -174,6 +174,10 @@ pub struct BfsReport {
     pub stop: Stop,
     /// Wall time of the whole search.
     pub seconds: f64,
+    /// Positions of the game with at least one node reached, and all positions of the
+    /// game: known to the search over positions ([`crate::solve::bfs_positions`]) only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub positions_reached: Option<(u64, u64)>,
     /// The layers' keys (not serialised).
     #[serde(skip)]
     pub nodes: BfsNodes,
@@ -257,6 +261,7 @@ pub fn bfs_layers_with(
         total_nodes: stored,
         stop,
         seconds: t0.elapsed().as_secs_f64(),
+        positions_reached: None,
         nodes: BfsNodes { layers },
     }
 }

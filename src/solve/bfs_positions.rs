@@ -1,0 +1,782 @@
+//! Breadth-first search from the initial position over *positions* instead of node
+//! lists: the published convention (OSTLE.md section 4) in a fixed amount of memory per
+//! position, nothing per node, so the whole 5x5 game fits (the node-list search of
+//! [`crate::solve::bfs`] needs 8 bytes per node and stops at depth 13).
+//!
+//! # Algorithm
+//!
+//! Under [`Convention::Published`] every node `(P, j)` of a position `P` has the same
+//! children (all moves of `P` are played), so `P` is expanded once, in the layer where its
+//! first node is reached; a later node of `P` would only reach nodes already reached.
+//! Every position of the game has a global number: the phases of
+//! [`GameIndex::build`]`(geom, 2 * start_pieces)` in solving order, each numbered by its
+//! dense index, concatenated. Per position the search keeps a 32-bit *mask*: bit `J` set
+//! when node `(P, J)` has been reached (`J <= 24`, bits 0..=24). Expanding the layer at
+//! depth `d`, each child node `(C, J)` ([`children`]) sets bit `J` of `C`'s mask; a bit
+//! newly set is a node first reached at depth `d + 1`, and a mask whose node bits go from
+//! zero to non-zero puts `C` into the next frontier. The frontiers are two bitmaps over
+//! the global numbering, the positions first reached at `d` (expanded now) and at `d + 1`
+//! (filled now); they swap after each layer. The current frontier is expanded in parallel
+//! (rayon) over chunks of its bitmap, and each word is zeroed as it is read, so after the
+//! layer it is the empty bitmap the next one fills. A flag per chunk of 16,384 positions
+//! says whether the chunk may hold a bit, so a sparse layer (the first and last ones)
+//! skips the rest of the bitmap.
+//!
+//! Immediate-win ("checkmate") positions are expanded or not as `expand_checkmates`
+//! says, exactly as [`bfs_layers_with`](crate::solve::bfs::bfs_layers_with) does
+//! (expanded, the default of the published run: their winning capture has no child).
+//!
+//! # Counting a layer exactly
+//!
+//! Every count of [`LayerStats`] comes from the marking step, with no per-node storage:
+//!
+//! * `nodes`, `with_forbidden`, `checkmate_nodes` and each phase's `nodes`: one per bit
+//!   newly set (the compare-and-swap that sets it sees the old mask, so exactly one thread
+//!   counts each node), split by `J > 0`, by whether `C` is an immediate win, and by `C`'s
+//!   phase.
+//! * `positions`, `checkmate_positions` and each phase's `positions` count the distinct
+//!   positions among the layer's new nodes, which include positions first reached in an
+//!   earlier layer that gain a new node now. The spare high bits of the mask (25..=31)
+//!   hold a *stamp*, the layer (1..=127, cycling) in which the position last gained a
+//!   node; the bit and the stamp are written by one compare-and-swap, and the one that
+//!   changes the stamp counts the position. Stamps repeat every 127 layers, so before a
+//!   layer that reuses stamp 1 (depth 128, 255, ...) one pass clears them all; the whole
+//!   5x5 game has 27 layers (depths 0..=26 in the published run) and never gets there.
+//!
+//! # Memory
+//!
+//! Per position: 4 bytes of mask plus 2 bits of frontier, 4.25 bytes; nothing per node.
+//! The whole 5x5 game has 2,735,147,685 positions: 10.94 GB of masks plus 0.68 GB of
+//! frontiers, 11.6 GB (plus the index tables and the chunk flags, a few MB).
+//! [`bfs_first_depths`] adds 1 byte per position (2.7 GB) for the depth of each
+//! position's first node. The arrays are allocated zeroed by the operating system, so
+//! pages never written stay unused: a shallow search touches a small part of them (the
+//! 5x5 game to depth 8 stayed under 0.25 GB resident, the node-list search of the same
+//! test included), and the resident size grows toward the figures above as the search
+//! spreads over the game. [`search_bytes`] gives them for a
+//! board.
+//!
+//! # What the report leaves out
+//!
+//! The report is a [`BfsReport`] like the node-list search's, so the two compare
+//! directly, but [`BfsReport::nodes`] is empty (this search keeps no node lists),
+//! `max_nodes` is `u64::MAX` (memory is fixed, there is no node budget), and the search
+//! stops only at `max_depth` or when a layer is empty ([`Stop::MaxDepth`],
+//! [`Stop::Exhausted`]). The strict convention, where a node does not play its own
+//! forbidden move and a position can need expanding again, is not done here.
+
+use std::alloc::Layout;
+use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+use crate::error::Error;
+use crate::game::moves::is_immediate_win;
+use crate::game::node::{Convention, children, key_code, key_index, start_key};
+use crate::game::{Geometry, Phase, Position};
+use crate::index::GameIndex;
+use crate::progress::Reporter;
+use crate::solve::bfs::{BfsNodes, BfsReport, LayerStats, PhaseLayer, Stop};
+
+/// Bytes per position of the masks.
+pub const MASK_BYTES_PER_POSITION: u64 = 4;
+/// Bits per position of the two frontier bitmaps together.
+pub const FRONTIER_BITS_PER_POSITION: u64 = 2;
+
+/// Mask bits holding the reached forbidden indices `0..=24`.
+const NODE_BITS: u32 = (1 << 25) - 1;
+/// The layer stamp's place in the mask (bits 25..=31).
+const STAMP_SHIFT: u32 = 25;
+/// Stamps cycle through `1..=STAMPS`; 0 is "never" (and the start layer).
+const STAMPS: u32 = (1 << (32 - STAMP_SHIFT)) - 1;
+/// Frontier bitmap words per parallel task and per dirty flag (64 positions each).
+const CHUNK_WORDS: usize = 256;
+/// Stored for a position whose first node was not reached (see [`FirstDepths::get`]).
+pub const NOT_REACHED: u8 = u8::MAX;
+
+/// Bytes the search needs for `positions` positions: masks and frontiers, plus one byte
+/// per position with `first_depths` ([`bfs_first_depths`]).
+pub fn search_bytes(positions: u64, first_depths: bool) -> u64 {
+    positions * MASK_BYTES_PER_POSITION
+        + (positions * FRONTIER_BITS_PER_POSITION).div_ceil(8)
+        + if first_depths { positions } else { 0 }
+}
+
+/// The global numbering of positions: every phase of the game in solving order, each by
+/// its dense index, one after another.
+#[derive(Clone, Debug)]
+struct Universe {
+    index: GameIndex,
+    /// `starts[s]`: the global number of phase slot `s`'s first position; one more entry
+    /// holds the total.
+    starts: Vec<u64>,
+    /// `slot_of[player * 32 + opponent]`: the phase slot of that phase, or `u8::MAX`.
+    slot_of: Vec<u8>,
+}
+
+impl Universe {
+    fn build(geom: &Geometry) -> Result<Universe, Error> {
+        let index = GameIndex::build(geom, 2 * geom.start_pieces())?;
+        let mut starts = vec![0u64];
+        let mut slot_of = vec![u8::MAX; 32 * 32];
+        for (s, ph) in index.phases().iter().enumerate() {
+            starts.push(starts[s] + ph.len());
+            let p = ph.phase();
+            slot_of[(p.player * 32 + p.opponent) as usize] = s as u8;
+        }
+        Ok(Universe { index, starts, slot_of })
+    }
+
+    fn len(&self) -> u64 {
+        self.starts[self.starts.len() - 1]
+    }
+
+    fn phases(&self) -> Vec<Phase> {
+        self.index.phases().iter().map(|p| p.phase()).collect()
+    }
+
+    /// The phase slot of `pos`, if its phase is live (piece counts checked, nothing else).
+    #[inline]
+    fn slot(&self, pos: &Position) -> Option<usize> {
+        let (a, b) = (pos.player.count_ones(), pos.opponent.count_ones());
+        match self.slot_of[(a * 32 + b) as usize] {
+            u8::MAX => None,
+            s => Some(s as usize),
+        }
+    }
+
+    /// The global number and phase slot of a valid position (any orientation) of a live
+    /// phase.
+    #[inline]
+    fn global_of(&self, pos: &Position) -> Option<(u64, usize)> {
+        let s = self.slot(pos)?;
+        Some((self.starts[s] + self.index.phases()[s].index_of(pos), s))
+    }
+
+    /// The canonical position with global number `g < len()`.
+    #[inline]
+    fn position_at(&self, g: u64) -> Position {
+        let s = self.starts.partition_point(|&x| x <= g) - 1;
+        self.index.phases()[s].position_at(g - self.starts[s])
+    }
+}
+
+/// Atomic integers whose all-zero bytes are the value 0.
+///
+/// # Safety
+///
+/// Implement only for types for which every all-zero byte pattern is a valid value.
+unsafe trait ZeroIsValid {}
+// SAFETY: atomic integers have the bit validity of their integer, for which zero is valid.
+unsafe impl ZeroIsValid for AtomicU8 {}
+// SAFETY: as above.
+unsafe impl ZeroIsValid for AtomicU32 {}
+// SAFETY: as above.
+unsafe impl ZeroIsValid for AtomicU64 {}
+
+/// `n` zeros, allocated zeroed by the allocator (fresh pages from the operating system for
+/// a large array, so pages never written cost nothing), or [`Error::OutOfMemory`].
+fn zeroed<T: ZeroIsValid>(n: usize, what: &str) -> Result<Vec<T>, Error> {
+    let oom = || Error::OutOfMemory {
+        what: what.to_string(),
+        bytes: (n as u64).saturating_mul(std::mem::size_of::<T>() as u64),
+        advice: "the breadth-first search over positions needs 4.25 bytes per position of the game \
+                 (11.6 GB for 5x5); search a smaller board or free memory"
+            .to_string(),
+    };
+    let layout = Layout::array::<T>(n).map_err(|_| oom())?;
+    if layout.size() == 0 {
+        return Ok(Vec::new());
+    }
+    // SAFETY: the layout has a non-zero size.
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) } as *mut T;
+    if ptr.is_null() {
+        return Err(oom());
+    }
+    // SAFETY: `ptr` comes from the global allocator with the layout of `n` values of `T`
+    // (what a `Vec<T>` of capacity `n` uses), and all-zero bytes are a valid `T`.
+    Ok(unsafe { Vec::from_raw_parts(ptr, n, n) })
+}
+
+/// The stamp of the layer at `depth` (see the module documentation): 0 for the start,
+/// then `1..=127` cycling.
+#[inline]
+fn stamp(depth: u32) -> u32 {
+    if depth == 0 { 0 } else { (depth - 1) % STAMPS + 1 }
+}
+
+/// One layer's counts as the marking step finds them.
+#[derive(Clone, Debug)]
+struct Tally {
+    nodes: u64,
+    with_forbidden: u64,
+    positions: u64,
+    checkmate_positions: u64,
+    checkmate_nodes: u64,
+    /// Positions first reached (the next frontier).
+    first_reached: u64,
+    phase_nodes: Vec<u64>,
+    phase_positions: Vec<u64>,
+}
+
+impl Tally {
+    fn new(phases: usize) -> Tally {
+        Tally {
+            nodes: 0,
+            with_forbidden: 0,
+            positions: 0,
+            checkmate_positions: 0,
+            checkmate_nodes: 0,
+            first_reached: 0,
+            phase_nodes: vec![0; phases],
+            phase_positions: vec![0; phases],
+        }
+    }
+
+    fn add(mut self, o: Tally) -> Tally {
+        self.nodes += o.nodes;
+        self.with_forbidden += o.with_forbidden;
+        self.positions += o.positions;
+        self.checkmate_positions += o.checkmate_positions;
+        self.checkmate_nodes += o.checkmate_nodes;
+        self.first_reached += o.first_reached;
+        for (a, b) in self.phase_nodes.iter_mut().zip(o.phase_nodes) {
+            *a += b;
+        }
+        for (a, b) in self.phase_positions.iter_mut().zip(o.phase_positions) {
+            *a += b;
+        }
+        self
+    }
+
+    fn into_stats(self, phases: &[Phase], depth: u32, cumulative: u64, seconds: f64) -> LayerStats {
+        LayerStats {
+            depth,
+            nodes: self.nodes,
+            cumulative,
+            positions: self.positions,
+            with_forbidden: self.with_forbidden,
+            checkmate_positions: self.checkmate_positions,
+            checkmate_nodes: self.checkmate_nodes,
+            phases: phases
+                .iter()
+                .zip(self.phase_nodes.iter().zip(&self.phase_positions))
+                .map(|(ph, (&nodes, &positions))| PhaseLayer { phase: [ph.player, ph.opponent], nodes, positions })
+                .collect(),
+            seconds,
+        }
+    }
+}
+
+/// The depth of each position's first node, by global number (see
+/// [`bfs_first_depths`]).
+#[derive(Debug)]
+pub struct FirstDepths {
+    universe: Universe,
+    /// Stored as `!depth`, so that the zeroed allocation reads as [`NOT_REACHED`].
+    depths: Vec<AtomicU8>,
+}
+
+impl FirstDepths {
+    /// Number of positions (all phases of the game).
+    pub fn len(&self) -> u64 {
+        self.depths.len() as u64
+    }
+
+    /// True when there is no position (never for a real board).
+    pub fn is_empty(&self) -> bool {
+        self.depths.is_empty()
+    }
+
+    /// The depth of the first node of the position with global number `g` (its phase's
+    /// dense index plus the sizes of the phases before it in solving order),
+    /// [`NOT_REACHED`] when the search did not reach it (deeper than the last computed
+    /// layer, or unreachable), `None` when `g` is out of range. Depths of 254 and more
+    /// read as 254.
+    pub fn get(&self, g: u64) -> Option<u8> {
+        self.depths.get(usize::try_from(g).ok()?).map(|d| !d.load(Relaxed))
+    }
+
+    /// The global number of `pos` (any orientation), or an error when it is not a live
+    /// position of the board.
+    pub fn global_index(&self, pos: &Position) -> Result<u64, Error> {
+        pos.validate(self.universe.index.geometry())?;
+        self.universe
+            .global_of(pos)
+            .map(|(g, _)| g)
+            .ok_or_else(|| Error::InvalidPosition(format!("phase {} is not in the index", pos.phase())))
+    }
+
+    /// The depth of the first node of `pos` (any orientation), `None` when not reached,
+    /// or an error when `pos` is not a live position of the board.
+    pub fn depth_of(&self, pos: &Position) -> Result<Option<u32>, Error> {
+        let g = self.global_index(pos)?;
+        Ok(self.get(g).filter(|&d| d != NOT_REACHED).map(u32::from))
+    }
+
+    /// Positions per first-node depth (index = depth), up to the deepest reached.
+    pub fn histogram(&self) -> Vec<u64> {
+        let counts = self
+            .depths
+            .par_chunks(1 << 16)
+            .fold(
+                || vec![0u64; 256],
+                |mut h, c| {
+                    for d in c {
+                        h[!d.load(Relaxed) as usize] += 1;
+                    }
+                    h
+                },
+            )
+            .reduce(
+                || vec![0u64; 256],
+                |mut a, b| {
+                    a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                    a
+                },
+            );
+        let deepest = counts[..NOT_REACHED as usize].iter().rposition(|&c| c > 0).map_or(0, |d| d + 1);
+        counts[..deepest].to_vec()
+    }
+
+    /// The position index the global numbers are made of.
+    pub fn index(&self) -> &GameIndex {
+        &self.universe.index
+    }
+}
+
+/// Breadth-first search over positions under the published convention from the initial
+/// position of `geom`, up to `max_depth` plies or until a layer is empty (see the module
+/// documentation). Returns the same [`BfsReport`] as
+/// [`bfs_layers_with`](crate::solve::bfs::bfs_layers_with)`(geom, Convention::Published,
+/// expand_checkmates, max_depth, ..)` but with empty [`BfsReport::nodes`] and a
+/// `max_nodes` of `u64::MAX`. `reporter` gets one begin/advance/end step per layer
+/// (units: frontier positions). Fails only when the memory cannot be had.
+pub fn bfs_positions(
+    geom: &Geometry,
+    expand_checkmates: bool,
+    max_depth: u32,
+    reporter: &dyn Reporter,
+) -> Result<BfsReport, Error> {
+    let universe = Universe::build(geom)?;
+    search(geom, &universe, expand_checkmates, max_depth, None, reporter)
+}
+
+/// [`bfs_positions`], also keeping per position the depth of its first node (1 more byte
+/// per position).
+pub fn bfs_first_depths(
+    geom: &Geometry,
+    expand_checkmates: bool,
+    max_depth: u32,
+    reporter: &dyn Reporter,
+) -> Result<(BfsReport, FirstDepths), Error> {
+    let universe = Universe::build(geom)?;
+    let depths = zeroed::<AtomicU8>(len_usize(universe.len())?, "the first-node depth of every position")?;
+    let report = search(geom, &universe, expand_checkmates, max_depth, Some(&depths), reporter)?;
+    Ok((report, FirstDepths { universe, depths }))
+}
+
+fn len_usize(n: u64) -> Result<usize, Error> {
+    usize::try_from(n).map_err(|_| Error::InvalidArgument(format!("{n} positions do not fit this machine's memory")))
+}
+
+/// The search's shared state.
+struct Search<'a> {
+    geom: &'a Geometry,
+    universe: &'a Universe,
+    expand_checkmates: bool,
+    masks: &'a [AtomicU32],
+    depths: Option<&'a [AtomicU8]>,
+}
+
+fn search(
+    geom: &Geometry,
+    universe: &Universe,
+    expand_checkmates: bool,
+    max_depth: u32,
+    depths: Option<&[AtomicU8]>,
+    reporter: &dyn Reporter,
+) -> Result<BfsReport, Error> {
+    let t0 = Instant::now();
+    let n = len_usize(universe.len())?;
+    let masks = zeroed::<AtomicU32>(n, "the reached-node masks of every position")?;
+    let words = n.div_ceil(64);
+    let mut cur = Frontier {
+        words: zeroed::<AtomicU64>(words, "a frontier bitmap")?,
+        dirty: zeroed::<AtomicU8>(words.div_ceil(CHUNK_WORDS), "a frontier bitmap")?,
+    };
+    let mut next = Frontier {
+        words: zeroed::<AtomicU64>(words, "a frontier bitmap")?,
+        dirty: zeroed::<AtomicU8>(words.div_ceil(CHUNK_WORDS), "a frontier bitmap")?,
+    };
+    let s = Search { geom, universe, expand_checkmates, masks: &masks, depths };
+    let phases = universe.phases();
+
+    // Layer 0: the start node.
+    let start = start_key(geom);
+    let p = Position::from_code(key_code(start));
+    let Some((g, slot)) = universe.global_of(&p) else {
+        return Err(Error::InvalidArgument(format!("the initial position of {geom:?} is not in the index")));
+    };
+    masks[g as usize].store(1 << key_index(start), Relaxed);
+    cur.set(g);
+    if let Some(d) = depths {
+        d[g as usize].store(!0, Relaxed);
+    }
+    let mut t = Tally::new(phases.len());
+    let mate = is_immediate_win(geom, &p) as u64;
+    (t.nodes, t.positions, t.first_reached) = (1, 1, 1);
+    (t.with_forbidden, t.checkmate_nodes, t.checkmate_positions) = ((key_index(start) != 0) as u64, mate, mate);
+    (t.phase_nodes[slot], t.phase_positions[slot]) = (1, 1);
+    let mut frontier = t.first_reached;
+    let mut reached = t.first_reached;
+    let mut cumulative = 1;
+    let mut stats = vec![t.into_stats(&phases, 0, cumulative, 0.0)];
+
+    let stop = loop {
+        let depth = stats.len() as u32;
+        if depth > max_depth {
+            break Stop::MaxDepth;
+        }
+        let t = Instant::now();
+        if depth > 1 && stamp(depth) == 1 {
+            s.clear_stamps();
+        }
+        reporter.begin(&format!("depth {depth}"), frontier);
+        let tally = s.expand(depth, &cur, &next, phases.len(), reporter);
+        reporter.end();
+        std::mem::swap(&mut cur, &mut next);
+        if tally.nodes == 0 {
+            break Stop::Exhausted;
+        }
+        cumulative += tally.nodes;
+        frontier = tally.first_reached;
+        reached += tally.first_reached;
+        stats.push(tally.into_stats(&phases, depth, cumulative, t.elapsed().as_secs_f64()));
+    };
+    Ok(BfsReport {
+        convention: Convention::Published,
+        expand_checkmates,
+        board_side: geom.side(),
+        start_pieces: geom.start_pieces(),
+        max_depth,
+        max_nodes: u64::MAX,
+        layers: stats,
+        total_nodes: cumulative,
+        stop,
+        seconds: t0.elapsed().as_secs_f64(),
+        positions_reached: Some((reached, universe.len())),
+        nodes: BfsNodes::default(),
+    })
+}
+
+/// A frontier: a bit per position, and a flag per chunk of [`CHUNK_WORDS`] words that
+/// may have a bit set, so that a sparse layer does not read the whole bitmap.
+struct Frontier {
+    words: Vec<AtomicU64>,
+    dirty: Vec<AtomicU8>,
+}
+
+impl Frontier {
+    /// Put the position with global number `g` into the frontier.
+    #[inline]
+    fn set(&self, g: u64) {
+        let w = (g / 64) as usize;
+        self.words[w].fetch_or(1 << (g % 64), Relaxed);
+        let flag = &self.dirty[w / CHUNK_WORDS];
+        if flag.load(Relaxed) == 0 {
+            flag.store(1, Relaxed);
+        }
+    }
+}
+
+impl Search<'_> {
+    /// Expand every position of the frontier `cur` (first reached at `depth - 1`), zeroing
+    /// `cur` as it goes, marking the nodes first reached at `depth` and putting their
+    /// positions first reached into `next`.
+    fn expand(&self, depth: u32, cur: &Frontier, next: &Frontier, phases: usize, reporter: &dyn Reporter) -> Tally {
+        let st = stamp(depth);
+        cur.words
+            .par_chunks(CHUNK_WORDS)
+            .zip(cur.dirty.par_iter())
+            .enumerate()
+            .filter(|(_, (_, flag))| flag.load(Relaxed) != 0)
+            .fold(
+                || Tally::new(phases),
+                |mut t, (c, (words, flag))| {
+                    flag.store(0, Relaxed);
+                    let mut expanded = 0;
+                    for (i, w) in words.iter().enumerate() {
+                        let mut bits = w.load(Relaxed);
+                        if bits == 0 {
+                            continue;
+                        }
+                        w.store(0, Relaxed);
+                        let base = ((c * CHUNK_WORDS + i) as u64) << 6;
+                        while bits != 0 {
+                            let g = base | bits.trailing_zeros() as u64;
+                            bits &= bits - 1;
+                            expanded += 1;
+                            self.expand_position(g, depth, st, next, &mut t);
+                        }
+                    }
+                    if expanded > 0 {
+                        reporter.advance(expanded);
+                    }
+                    t
+                },
+            )
+            .reduce(|| Tally::new(phases), Tally::add)
+    }
+
+    /// Mark the children of the position with global number `g`.
+    #[inline]
+    fn expand_position(&self, g: u64, depth: u32, st: u32, next: &Frontier, t: &mut Tally) {
+        let p = self.universe.position_at(g);
+        if !self.expand_checkmates && is_immediate_win(self.geom, &p) {
+            return;
+        }
+        let (kids, n) = children(self.geom, &p);
+        for &key in kids[..n].iter().flatten() {
+            self.mark(key, depth, st, next, t);
+        }
+    }
+
+    /// Set the bit of node `key` in its position's mask; when it is new, count it (and its
+    /// position, the first time in this layer) and, for a position first reached, put it
+    /// into `next`.
+    #[inline]
+    fn mark(&self, key: u64, depth: u32, st: u32, next: &Frontier, t: &mut Tally) {
+        let c = Position::from_code(key_code(key));
+        let j = key_index(key);
+        debug_assert!(j <= 24, "forbidden index {j}");
+        let Some((g, slot)) = self.universe.global_of(&c) else {
+            debug_assert!(false, "a child outside the live phases: {c:?}");
+            return;
+        };
+        let cell = &self.masks[g as usize];
+        let bit = 1u32 << j;
+        let mut old = cell.load(Relaxed);
+        loop {
+            if old & bit != 0 {
+                return;
+            }
+            let new = (old & NODE_BITS) | bit | st << STAMP_SHIFT;
+            match cell.compare_exchange_weak(old, new, Relaxed, Relaxed) {
+                Ok(_) => break,
+                Err(x) => old = x,
+            }
+        }
+        let mate = is_immediate_win(self.geom, &c);
+        t.nodes += 1;
+        t.with_forbidden += (j != 0) as u64;
+        t.checkmate_nodes += mate as u64;
+        t.phase_nodes[slot] += 1;
+        if old >> STAMP_SHIFT != st {
+            t.positions += 1;
+            t.checkmate_positions += mate as u64;
+            t.phase_positions[slot] += 1;
+        }
+        if old & NODE_BITS == 0 {
+            t.first_reached += 1;
+            next.set(g);
+            if let Some(d) = self.depths {
+                d[g as usize].store(!(depth.min(NOT_REACHED as u32 - 1) as u8), Relaxed);
+            }
+        }
+    }
+
+    /// Reset every mask's stamp to 0, before stamps start over (depth 128, 255, ...).
+    fn clear_stamps(&self) {
+        self.masks.par_chunks(1 << 16).for_each(|c| {
+            for m in c {
+                // Only written where a stamp is set, so that untouched pages stay unused.
+                if m.load(Relaxed) >> STAMP_SHIFT != 0 {
+                    m.fetch_and(NODE_BITS, Relaxed);
+                }
+            }
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+    use crate::progress::Silent;
+    use crate::solve::bfs::bfs_layers_with;
+
+    /// The layers without their wall times.
+    fn layers(r: &BfsReport) -> Vec<LayerStats> {
+        r.layers.iter().map(|l| LayerStats { seconds: 0.0, ..l.clone() }).collect()
+    }
+
+    /// Both searches to `max_depth`, checkmates expanded or not as in `mates`: every
+    /// layer's statistics, the stop reason and the node total are equal.
+    fn assert_same_as_node_lists(g: &Geometry, max_depth: u32, mates: &[bool]) -> Vec<BfsReport> {
+        let mut out = Vec::new();
+        for &mates in mates {
+            let want = bfs_layers_with(g, Convention::Published, mates, max_depth, u64::MAX, &Silent);
+            let got = bfs_positions(g, mates, max_depth, &Silent).expect("memory for the search");
+            let what = format!("{}x{} with {} pieces, expand_checkmates {mates}", g.side(), g.side(), g.start_pieces());
+            assert_eq!(layers(&got), layers(&want), "{what}");
+            assert_eq!((got.stop.clone(), got.total_nodes), (want.stop, want.total_nodes), "{what}");
+            assert_eq!(got.convention, Convention::Published);
+            assert_eq!(got.expand_checkmates, mates);
+            assert!(got.nodes.is_empty());
+            out.push(got);
+        }
+        out
+    }
+
+    /// The small boards to exhaustion: the whole `layers` vector equals the node-list
+    /// search's, with and without checkmate expansion, and the two differ (so the test
+    /// sees checkmates both ways).
+    #[test]
+    fn bfs_positions_equals_node_lists_to_exhaustion_on_3x3_and_4x4_with_3_pieces() {
+        for (n, start) in [(3, 3), (4, 3)] {
+            let g = Geometry::new(n, start).expect("a valid board");
+            let r = assert_same_as_node_lists(&g, u32::MAX, &[true, false]);
+            assert_eq!((&r[0].stop, &r[1].stop), (&Stop::Exhausted, &Stop::Exhausted), "{n}x{n}");
+            assert!(r[0].layers.len() > 10, "{n}x{n}");
+            assert_ne!(layers(&r[0]), layers(&r[1]), "{n}x{n}: checkmate expansion matters");
+        }
+    }
+
+    /// The 4x4 board with 4 pieces to exhaustion (18 layers, 7.4 million nodes), the
+    /// published way (checkmates expanded); the node-list search takes most of the time.
+    #[test]
+    fn bfs_positions_equals_node_lists_to_exhaustion_on_4x4_with_4_pieces() {
+        let g = Geometry::new(4, 4).expect("a valid board");
+        let r = assert_same_as_node_lists(&g, u32::MAX, &[true]);
+        assert_eq!(r[0].stop, Stop::Exhausted);
+        assert!(r[0].layers.len() > 10);
+    }
+
+    /// The standard game to depth 8, both ways of treating checkmates (first reached at
+    /// depth 5).
+    #[test]
+    fn bfs_positions_equals_node_lists_on_the_standard_board_to_depth_8() {
+        let r = assert_same_as_node_lists(Geometry::standard(), 8, &[true, false]);
+        assert_eq!(r[0].stop, Stop::MaxDepth);
+        assert_eq!(r[0].layers.len(), 9);
+        assert!(r[0].layers[5].checkmate_positions > 0);
+    }
+
+    /// The published numbers: OSTLE.md's first layers and the whole-game run's per-depth
+    /// node counts (tools/published-whole-game.json) to depth 8.
+    #[test]
+    fn bfs_positions_reproduces_the_published_layers() {
+        let json: serde_json::Value =
+            serde_json::from_str(include_str!("../../tools/published-whole-game.json")).expect("valid JSON");
+        let published: Vec<u64> = json["bfs_layers_published_convention"]
+            .as_array()
+            .expect("per-depth counts")
+            .iter()
+            .map(|v| v.as_u64().expect("a count"))
+            .collect();
+        assert_eq!(published[..5], [1, 9, 102, 954, 6329]);
+        let r = bfs_positions(Geometry::standard(), true, 8, &Silent).expect("memory for the search");
+        let got: Vec<u64> = r.layers.iter().map(|l| l.nodes).collect();
+        assert_eq!(got, published[..=8]);
+        assert_eq!(r.total_nodes, published[..=8].iter().sum::<u64>());
+    }
+
+    /// Each position's recorded first depth is the least depth of its nodes in the
+    /// node-list search, unreached positions read as `NOT_REACHED`, and the histogram
+    /// counts the positions first reached per layer.
+    #[test]
+    fn bfs_positions_first_depths_are_the_least_node_depths() {
+        for (n, start, max_depth) in [(3, 3, u32::MAX), (4, 3, u32::MAX), (4, 4, 9)] {
+            let g = Geometry::new(n, start).expect("a valid board");
+            let want = bfs_layers_with(&g, Convention::Published, true, max_depth, u64::MAX, &Silent);
+            let (report, depths) = bfs_first_depths(&g, true, max_depth, &Silent).expect("memory for the search");
+            assert_eq!(layers(&report), layers(&want));
+            let reached: u64 = depths.histogram().iter().sum();
+            assert_eq!(report.positions_reached, Some((reached, depths.len())), "{n}x{n}: positions reached");
+            let mut first: HashMap<u64, u32> = HashMap::new();
+            for d in 0..=want.nodes.max_depth() {
+                for &k in want.nodes.layer(d).expect("a layer") {
+                    first.entry(key_code(k)).or_insert(d);
+                }
+            }
+            let mut per_depth = vec![0u64; want.layers.len()];
+            for &d in first.values() {
+                per_depth[d as usize] += 1;
+            }
+            // The histogram ends at the deepest first depth; the last layers may only add
+            // nodes to positions reached before.
+            while per_depth.last() == Some(&0) {
+                per_depth.pop();
+            }
+            assert_eq!(depths.histogram(), per_depth, "{n}x{n}");
+            // Some layer's new nodes fall on positions first reached earlier (more
+            // positions among them than first reached), so the stamps are exercised.
+            let first_at = |d: usize| per_depth.get(d).copied().unwrap_or(0);
+            assert!(report.layers.iter().enumerate().any(|(d, l)| l.positions > first_at(d)), "{n}x{n}");
+            let mut reached = 0;
+            for ph in depths.index().phases() {
+                for p in ph.positions(0..ph.len()) {
+                    let got = depths.depth_of(&p).expect("a live position");
+                    assert_eq!(got, first.get(&p.code()).copied(), "{n}x{n} {p:?}");
+                    reached += got.is_some() as usize;
+                }
+            }
+            assert_eq!(reached, first.len());
+            if max_depth != u32::MAX {
+                assert!(depths.len() > reached as u64, "{n}x{n}: positions deeper than {max_depth}");
+            }
+            assert_eq!(depths.get(depths.len()), None);
+        }
+    }
+
+    #[test]
+    fn bfs_positions_depth_of_rejects_bad_positions() {
+        let g = Geometry::new(3, 3).expect("a valid board");
+        let (_, depths) = bfs_first_depths(&g, true, 2, &Silent).expect("memory for the search");
+        let start = Position::initial(&g);
+        assert_eq!(depths.depth_of(&start).expect("a live position"), Some(0));
+        for bad in [
+            Position::new(start.player, start.player, start.hole()),
+            Position::new(start.player, start.opponent, 40),
+            Position::new(0b1, start.opponent, start.hole()),
+        ] {
+            assert!(depths.depth_of(&bad).is_err(), "{bad:?}");
+        }
+    }
+
+    /// Stamps of the layers after the start are never 0 and repeat only after 127
+    /// layers, where the search clears them.
+    #[test]
+    fn bfs_positions_stamps_cycle_without_zero() {
+        assert_eq!(stamp(0), 0);
+        for d in 1..1000u32 {
+            assert!((1..=STAMPS).contains(&stamp(d)), "{d}");
+            assert!(stamp(d) << STAMP_SHIFT >> STAMP_SHIFT == stamp(d), "{d} fits");
+            for e in d + 1..(d + STAMPS).min(1000) {
+                assert_ne!(stamp(d), stamp(e), "{d} {e}");
+            }
+        }
+        assert_eq!((stamp(127), stamp(128)), (127, 1));
+        // Clearing keeps every node bit and zeroes every stamp.
+        let g = Geometry::new(3, 3).expect("a valid board");
+        let universe = Universe::build(&g).expect("the 3x3 index");
+        let masks: Vec<AtomicU32> = (0..100_000u32).map(|i| AtomicU32::new(i.wrapping_mul(0x9e37_79b9))).collect();
+        let s = Search { geom: &g, universe: &universe, expand_checkmates: true, masks: &masks, depths: None };
+        s.clear_stamps();
+        for (i, m) in masks.iter().enumerate() {
+            assert_eq!(m.load(Relaxed), (i as u32).wrapping_mul(0x9e37_79b9) & NODE_BITS, "{i}");
+        }
+    }
+
+    /// The budget of the module documentation for the whole 5x5 game.
+    #[test]
+    fn bfs_positions_budget_of_the_whole_game() {
+        assert_eq!(search_bytes(2_735_147_685, false), 10_940_590_740 + 683_786_922);
+        assert_eq!(search_bytes(2_735_147_685, true), 10_940_590_740 + 683_786_922 + 2_735_147_685);
+        let g = Universe::build(Geometry::standard()).expect("the standard index");
+        assert_eq!(g.len(), 2_735_147_685);
+    }
+}
