@@ -260,6 +260,14 @@ pub(crate) fn load(
     let mut r = BufReader::with_capacity(1 << 20, f);
     let mut h = [0u8; HEADER_LEN];
     r.read_exact(&mut h).map_err(|_| corrupt("shorter than its 64-byte header".into()))?;
+    // An intact checkpoint of an earlier format: an earlier build's, not damage.
+    let found = u32::from_le_bytes(h[8..12].try_into().expect("4 bytes"));
+    if h[0..8] == MAGIC && (1..VERSION).contains(&found) && whole_file_holds(&path, &h) {
+        return Err(corrupt(format!(
+            "a checkpoint of format v{found}, written by an earlier ostledb; this build resumes v{VERSION} only \
+             (its states also mark the special nodes that exist): finish the group with the build that wrote it"
+        )));
+    }
     header_version(&path, &h, &MAGIC, VERSION..=VERSION, FileKind::Checkpoint, |h| whole_file_holds(&path, h))?;
     let u32_at = |k: usize| u32::from_le_bytes(h[k..k + 4].try_into().expect("4 bytes"));
     let u64_at = |k: usize| u64::from_le_bytes(h[k..k + 8].try_into().expect("8 bytes"));
@@ -441,9 +449,10 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
-    /// The three format errors of a checkpoint, each its own variant: a wrong magic, a
-    /// version above this build's (its checksum recomputed: a newer file, not damage;
-    /// left as it was: a damaged version field), a flipped byte of the body.
+    /// The format errors of a checkpoint, each told apart: a wrong magic, a version above
+    /// this build's (its checksum recomputed: a newer file, not damage; left as it was: a
+    /// damaged version field), an intact file of the previous format (an earlier build's),
+    /// a flipped byte of the body.
     #[test]
     fn bad_magic_newer_format_and_checksum_mismatch_are_told_apart() {
         let g = Geometry::new(3, 3).unwrap();
@@ -478,6 +487,18 @@ mod tests {
         );
         assert_eq!(e.exit_code(), crate::error::EXIT_FAILED);
         assert!(e.to_string().contains("or delete it"), "{e}");
+        // An intact file of the previous format: an earlier build's, said so.
+        let mut older = good.clone();
+        older[8..12].copy_from_slice(&(VERSION - 1).to_le_bytes());
+        let mut hash = WordHash::new();
+        hash.bytes(&older[..56]);
+        hash.bytes(&older[64..]);
+        older[56..64].copy_from_slice(&hash.finish().to_le_bytes());
+        let e = read(&older);
+        let text = e.to_string();
+        assert!(matches!(e, Error::Corrupt { .. }), "{e:?}");
+        assert!(text.contains(&format!("format v{}, written by an earlier ostledb", VERSION - 1)), "{text}");
+        assert!(text.contains("delete it"), "{text}");
         let mut flipped = good.clone();
         flipped[HEADER_LEN + 3] ^= 0x01;
         let e = read(&flipped);
