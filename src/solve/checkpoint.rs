@@ -260,14 +260,6 @@ pub(crate) fn load(
     let mut r = BufReader::with_capacity(1 << 20, f);
     let mut h = [0u8; HEADER_LEN];
     r.read_exact(&mut h).map_err(|_| corrupt("shorter than its 64-byte header".into()))?;
-    // An intact checkpoint of an earlier format: an earlier build's, not damage.
-    let found = u32::from_le_bytes(h[8..12].try_into().expect("4 bytes"));
-    if h[0..8] == MAGIC && (1..VERSION).contains(&found) && whole_file_holds(&path, &h) {
-        return Err(corrupt(format!(
-            "a checkpoint of format v{found}, written by an earlier ostledb; this build resumes v{VERSION} only \
-             (its states also mark the special nodes that exist): finish the group with the build that wrote it"
-        )));
-    }
     header_version(&path, &h, &MAGIC, VERSION..=VERSION, FileKind::Checkpoint, |h| whole_file_holds(&path, h))?;
     let u32_at = |k: usize| u32::from_le_bytes(h[k..k + 4].try_into().expect("4 bytes"));
     let u64_at = |k: usize| u64::from_le_bytes(h[k..k + 8].try_into().expect("8 bytes"));

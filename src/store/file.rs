@@ -313,8 +313,9 @@ pub fn put(w: &mut impl Write, bytes: &[u8]) -> std::io::Result<()> {
 /// one of `versions` makes it pass, the field was altered: [`Error::ChecksumMismatch`]
 /// in the header. Otherwise a version above the range is [`Error::NewerFormat`] (the
 /// file may be intact in a layout this build does not know: never call a newer file
-/// damaged, that advice would delete it) and one below it, which no ostledb writes, is
-/// [`Error::Corrupt`].
+/// damaged, that advice would delete it) and one below it is [`Error::Corrupt`]: version
+/// 0, which no ostledb writes, as damage, and any other as an earlier build's format this
+/// build no longer reads (such as a group checkpoint of the previous solver).
 pub fn header_version(
     path: &Path,
     h: &[u8],
@@ -343,6 +344,17 @@ pub fn header_version(
     }
     if found > *versions.end() {
         return Err(Error::NewerFormat { path: path.to_path_buf(), kind, found, max: *versions.end() });
+    }
+    if found >= 1 {
+        return Err(corrupt(
+            path,
+            format!(
+                "format v{found}, written by an earlier ostledb, which this build no longer reads (it reads \
+                 {}..={}): finish with the build that wrote it",
+                versions.start(),
+                versions.end()
+            ),
+        ));
     }
     Err(corrupt(
         path,
