@@ -678,7 +678,7 @@ fn format_cases(name: &str) -> (PathBuf, Vec<FileCase>) {
     let ph = Phase::new(3, 3);
     let p = sol.index().phase(ph).unwrap().clone();
     let n = p.len();
-    phasefile::save(&dir, &g, sol.phase(ph).unwrap()).unwrap();
+    phasefile::save(&dir, &g, sol.phase(ph).unwrap(), 0).unwrap();
     // Two BFS blocks (65,536 keys each at most).
     let layer: Vec<u64> = (0..70_000u64).map(|i| 3 * i + 1).collect();
     bfs::write(&dir, &g, Convention::Published, true, false, &[&[0], &layer]).unwrap();
@@ -999,7 +999,7 @@ fn every_damage_message_names_the_fix_for_its_kind_of_file() {
 #[test]
 fn pack_drops_unreachable_specials_unless_the_phase_file_says_they_are_pruned() {
     use ostledb::game::moves::{Removal, is_immediate_win, moves, play};
-    use ostledb::record::{Packed, value::win};
+    use ostledb::record::{Packed, PhaseValues, value::win};
     use ostledb::store::phasefile;
     let g = Geometry::new(3, 3).unwrap();
     let sol = oracle(&g, 6);
@@ -1028,12 +1028,7 @@ fn pack_drops_unreachable_specials_unless_the_phase_file_says_they_are_pruned() 
                 }
             }
             let flags = if pruned { phasefile::SPECIALS_PRUNED } else { 0 };
-            let records = raw.clone();
-            phasefile::save_with(&dir, &g, ph, raw.len() as u64, flags, |start, buf| {
-                buf.copy_from_slice(&records[start as usize..start as usize + buf.len()]);
-                Ok(())
-            })
-            .unwrap();
+            phasefile::save(&dir, &g, &PhaseValues::from_raw(ph, raw), flags).unwrap();
         }
         assert!(planted.len() > 20, "{} planted", planted.len());
         let opts = PackOptions { backends: vec![Backend::Rank], ..PackOptions::default() };

@@ -320,14 +320,14 @@ mod tests {
         let mut raw = p23.raw().to_vec();
         let i = raw.iter().position(|&r| Packed(r).base() > 2 && Packed(r).base() & 1 == 1).unwrap();
         raw[i] += 2;
-        phasefile::save(&dir, &g, &PhaseValues::from_raw(Phase::new(2, 3), raw.clone())).unwrap();
+        phasefile::save(&dir, &g, &PhaseValues::from_raw(Phase::new(2, 3), raw.clone()), 0).unwrap();
         assert!(check(5) >= 1);
         // Every loss of (2,3) one ply longer: (3,3), which reads only (2,3)'s base values
         // through its captures, disagrees too.
         for r in raw.iter_mut().filter(|r| Packed(**r).base() & 1 == 1) {
             *r += 2;
         }
-        phasefile::save(&dir, &g, &PhaseValues::from_raw(Phase::new(2, 3), raw)).unwrap();
+        phasefile::save(&dir, &g, &PhaseValues::from_raw(Phase::new(2, 3), raw), 0).unwrap();
         assert!(check(6) >= 1);
         std::fs::remove_file(phasefile::phase_file(&dir, Phase::new(2, 3))).unwrap();
         assert!(matches!(

@@ -450,7 +450,7 @@ pub fn import(
     }
     for (slot, p) in phases.iter().enumerate() {
         let values = PhaseValues::from_raw(p.phase(), std::mem::take(&mut records[slot]));
-        crate::store::phasefile::save(db, geom, &values)?;
+        crate::store::phasefile::save(db, geom, &values, 0)?;
     }
     let meta = pack(db, geom, n, opts, |_| {})?;
     let bfs_nodes = if bfs.is_empty() { 0 } else { import_bfs(geom, n, &bfs, db)? };

@@ -51,10 +51,11 @@ fn header(geom: &Geometry, phase: Phase, flags: u64, count: u64, sum: u64) -> [u
     h
 }
 
-/// Write the values of one phase (atomically: temporary file, then rename).
-pub fn save(dir: &Path, geom: &Geometry, values: &PhaseValues) -> Result<PathBuf, Error> {
+/// Write the values of one phase (atomically: temporary file, then rename), the header
+/// with `flags` (0, or [`SPECIALS_PRUNED`] when that holds of the records).
+pub fn save(dir: &Path, geom: &Geometry, values: &PhaseValues, flags: u64) -> Result<PathBuf, Error> {
     let records = values.raw();
-    save_with(dir, geom, values.phase(), records.len() as u64, 0, |start, buf| {
+    save_with(dir, geom, values.phase(), records.len() as u64, flags, |start, buf| {
         buf.copy_from_slice(&records[start as usize..start as usize + buf.len()]);
         Ok(())
     })
@@ -346,7 +347,7 @@ mod tests {
         let ph = Phase::new(2, 2);
         let vals = PhaseValues::from_raw(ph, (0..1000u64).map(|i| i * 7 % 13).collect());
         let dir = tmpdir("roundtrip");
-        let path = save(&dir, &g, &vals).unwrap();
+        let path = save(&dir, &g, &vals, 0).unwrap();
         let back = load(&dir, &g, ph, 1000).unwrap().unwrap();
         assert_eq!(back.raw(), vals.raw());
         let base = load_base(&dir, &g, ph, 1000).unwrap().unwrap();
