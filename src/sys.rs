@@ -53,12 +53,47 @@ pub fn memory_headroom() -> Option<u64> {
 /// allocation that fails is then an error with exit code 2, not an abort of the process.
 pub fn vec_with_capacity<T>(n: usize, what: &str, advice: &str) -> Result<Vec<T>, Error> {
     let mut v = Vec::new();
-    v.try_reserve_exact(n).map_err(|_| Error::OutOfMemory {
+    v.try_reserve_exact(n).map_err(|_| out_of_memory::<T>(n, what, advice))?;
+    Ok(v)
+}
+
+fn out_of_memory<T>(n: usize, what: &str, advice: &str) -> Error {
+    Error::OutOfMemory {
         what: what.to_string(),
         bytes: (n as u64).saturating_mul(std::mem::size_of::<T>() as u64),
         advice: advice.to_string(),
-    })?;
-    Ok(v)
+    }
+}
+
+/// Types whose all-zero bytes are the value 0.
+///
+/// # Safety
+///
+/// Implement only for types for which every all-zero byte pattern is a valid value.
+pub unsafe trait ZeroIsValid {}
+// SAFETY: atomic integers have the bit validity of their integer, for which zero is valid.
+unsafe impl ZeroIsValid for std::sync::atomic::AtomicU8 {}
+// SAFETY: as above.
+unsafe impl ZeroIsValid for std::sync::atomic::AtomicU32 {}
+// SAFETY: as above.
+unsafe impl ZeroIsValid for std::sync::atomic::AtomicU64 {}
+
+/// `n` zeros allocated zeroed by the allocator (fresh pages from the operating system
+/// for a large array, so pages never written cost nothing), or, as
+/// [`vec_with_capacity`], [`Error::OutOfMemory`].
+pub fn zeroed_vec<T: ZeroIsValid>(n: usize, what: &str, advice: &str) -> Result<Vec<T>, Error> {
+    let layout = std::alloc::Layout::array::<T>(n).map_err(|_| out_of_memory::<T>(n, what, advice))?;
+    if layout.size() == 0 {
+        return Ok(Vec::new());
+    }
+    // SAFETY: the layout has a non-zero size.
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) } as *mut T;
+    if ptr.is_null() {
+        return Err(out_of_memory::<T>(n, what, advice));
+    }
+    // SAFETY: `ptr` comes from the global allocator with the layout of `n` values of `T`
+    // (what a `Vec<T>` of capacity `n` uses), and all-zero bytes are a valid `T`.
+    Ok(unsafe { Vec::from_raw_parts(ptr, n, n) })
 }
 
 /// "RSS 12.3 GB (peak 14.1 GB)", or an empty string where it cannot be read.

@@ -65,7 +65,6 @@
 //! [`Stop::Exhausted`]). The strict convention, where a node does not play its own
 //! forbidden move and a position can need expanding again, is not done here.
 
-use std::alloc::Layout;
 use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
 
@@ -162,41 +161,15 @@ impl Universe {
     }
 }
 
-/// Atomic integers whose all-zero bytes are the value 0.
-///
-/// # Safety
-///
-/// Implement only for types for which every all-zero byte pattern is a valid value.
-unsafe trait ZeroIsValid {}
-// SAFETY: atomic integers have the bit validity of their integer, for which zero is valid.
-unsafe impl ZeroIsValid for AtomicU8 {}
-// SAFETY: as above.
-unsafe impl ZeroIsValid for AtomicU32 {}
-// SAFETY: as above.
-unsafe impl ZeroIsValid for AtomicU64 {}
-
-/// `n` zeros, allocated zeroed by the allocator (fresh pages from the operating system for
-/// a large array, so pages never written cost nothing), or [`Error::OutOfMemory`].
-fn zeroed<T: ZeroIsValid>(n: usize, what: &str) -> Result<Vec<T>, Error> {
-    let oom = || Error::OutOfMemory {
-        what: what.to_string(),
-        bytes: (n as u64).saturating_mul(std::mem::size_of::<T>() as u64),
-        advice: "the breadth-first search over positions needs 4.25 bytes per position of the game \
-                 (11.6 GB for 5x5); search a smaller board or free memory"
-            .to_string(),
-    };
-    let layout = Layout::array::<T>(n).map_err(|_| oom())?;
-    if layout.size() == 0 {
-        return Ok(Vec::new());
-    }
-    // SAFETY: the layout has a non-zero size.
-    let ptr = unsafe { std::alloc::alloc_zeroed(layout) } as *mut T;
-    if ptr.is_null() {
-        return Err(oom());
-    }
-    // SAFETY: `ptr` comes from the global allocator with the layout of `n` values of `T`
-    // (what a `Vec<T>` of capacity `n` uses), and all-zero bytes are a valid `T`.
-    Ok(unsafe { Vec::from_raw_parts(ptr, n, n) })
+/// `n` zeros, lazily zeroed (see [`crate::sys::zeroed_vec`]), or [`Error::OutOfMemory`]
+/// with this search's advice.
+fn zeroed<T: crate::sys::ZeroIsValid>(n: usize, what: &str) -> Result<Vec<T>, Error> {
+    crate::sys::zeroed_vec(
+        n,
+        what,
+        "the breadth-first search over positions needs 4.25 bytes per position of the game (11.6 GB for \
+         5x5); search a smaller board or free memory",
+    )
 }
 
 /// The stamp of the layer at `depth` (see the module documentation): 0 for the start,
