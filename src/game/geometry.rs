@@ -305,6 +305,17 @@ impl Geometry {
         inv
     }
 
+    /// A value that a set of squares and its symmetric images share: its number of
+    /// squares in each square orbit (the per-set part of [`Geometry::symmetry_invariant`]).
+    #[inline]
+    pub fn orbit_counts(&self, set: u32) -> u64 {
+        let mut inv = 0u64;
+        for (i, m) in self.orbit_masks.iter().enumerate() {
+            inv |= ((set & m).count_ones() as u64) << (8 * i);
+        }
+        inv
+    }
+
     /// The orbit representatives of all squares, ascending.
     pub fn orbit_reps(&self) -> Vec<u32> {
         let mut reps: Vec<u32> = (0..self.squares).map(|s| self.orbit_rep(s)).collect();

@@ -106,11 +106,26 @@ pub fn pred_node_index(geom: &Geometry, c: &Position, pred: &Position, undo_inde
     let limit = undo_index.map_or(list.len(), |u| u - 1);
     let pred_hole = geom.orbit_rep(pred.hole());
     let same_hole = geom.orbit_rep(c.hole()) == pred_hole;
+    // A move of `c` that pushes none of its opponent's pieces (a hole move, a step onto
+    // an empty square) leaves `c.opponent` as its result's player set, so it reaches an
+    // image of `pred` only if `c.opponent` is an image of `pred.player`: where the
+    // orbit counts of the two sets differ (nearly always after a piece move), such moves
+    // are skipped unplayed.
+    let plain_moves_can_match = geom.orbit_counts(c.opponent) == geom.orbit_counts(pred.player);
+    let occ = c.occupied();
     let mut inv = None;
     let mut target = None;
     for (i, &m) in list[..limit].iter().enumerate() {
         match m {
             Move::Piece { .. } if !same_hole => continue,
+            Move::Piece { from, dir } if !plain_moves_can_match => {
+                let t = geom.step_raw(from as u32, dir);
+                // Off the board or into the hole: a suicide; onto an empty square: plain.
+                if t == NO_SQUARE || occ >> t & 1 == 0 {
+                    continue;
+                }
+            }
+            Move::Hole { .. } if !plain_moves_can_match => continue,
             Move::Hole { dir } => {
                 let t = geom.step_raw(c.hole(), dir);
                 if t == NO_SQUARE || geom.orbit_rep(t as u32) != pred_hole {
