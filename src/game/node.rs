@@ -31,7 +31,7 @@
 
 use serde::Serialize;
 
-use crate::game::geometry::NO_SQUARE;
+use crate::game::geometry::{Dir, NO_SQUARE, squares_of};
 use crate::game::moves::{Move, Removal, move_index, moves, play, transform_move};
 use crate::game::symmetry::{canonical, canonical_code};
 use crate::game::{Geometry, Position};
@@ -102,8 +102,9 @@ pub fn start_key(geom: &Geometry) -> u64 {
 /// before any canonical form is computed.
 #[inline]
 pub fn pred_node_index(geom: &Geometry, c: &Position, pred: &Position, undo_index: Option<usize>) -> usize {
-    let list = moves(geom, c);
-    let limit = undo_index.map_or(list.len(), |u| u - 1);
+    // Moves are walked in list order ([`moves`]: each piece, ascending, in the four
+    // directions, then the legal hole moves) without building the list.
+    let limit = undo_index.map_or(usize::MAX, |u| u - 1);
     let pred_hole = geom.orbit_rep(pred.hole());
     let same_hole = geom.orbit_rep(c.hole()) == pred_hole;
     // A move of `c` that pushes none of its opponent's pieces (a hole move, a step onto
@@ -115,37 +116,52 @@ pub fn pred_node_index(geom: &Geometry, c: &Position, pred: &Position, undo_inde
     let occ = c.occupied();
     let mut inv = None;
     let mut target = None;
-    for (i, &m) in list[..limit].iter().enumerate() {
-        match m {
-            Move::Piece { .. } if !same_hole => continue,
-            Move::Piece { from, dir } if !plain_moves_can_match => {
-                let t = geom.step_raw(from as u32, dir);
+    let mut reaches = |m: Move| -> bool {
+        let Some(r) = play(geom, c, m) else { return false };
+        if r.removal != Removal::None {
+            return false;
+        }
+        let ch = r.child;
+        let want = *inv.get_or_insert_with(|| geom.symmetry_invariant(pred.player, pred.opponent, pred.hole()));
+        if geom.symmetry_invariant(ch.player, ch.opponent, ch.hole()) != want {
+            return false;
+        }
+        let t = *target.get_or_insert_with(|| canonical_code(geom, pred));
+        canonical_code(geom, &ch) == t
+    };
+    let mut i = 0usize;
+    for from in squares_of(c.player) {
+        for dir in Dir::ALL {
+            if i >= limit {
+                return undo_index.unwrap_or(0);
+            }
+            i += 1;
+            if !same_hole {
+                continue;
+            }
+            if !plain_moves_can_match {
+                let t = geom.step_raw(from, dir);
                 // Off the board or into the hole: a suicide; onto an empty square: plain.
                 if t == NO_SQUARE || occ >> t & 1 == 0 {
                     continue;
                 }
             }
-            Move::Hole { .. } if !plain_moves_can_match => continue,
-            Move::Hole { dir } => {
-                let t = geom.step_raw(c.hole(), dir);
-                if t == NO_SQUARE || geom.orbit_rep(t as u32) != pred_hole {
-                    continue;
-                }
+            if reaches(Move::Piece { from: from as u8, dir }) {
+                return i;
             }
-            _ => {}
         }
-        let Some(r) = play(geom, c, m) else { continue };
-        if r.removal != Removal::None {
-            continue;
+    }
+    for dir in Dir::ALL {
+        let t = geom.step_raw(c.hole(), dir);
+        if t == NO_SQUARE || occ >> t & 1 != 0 {
+            continue; // not a legal hole move, not in the list
         }
-        let ch = r.child;
-        let want = *inv.get_or_insert_with(|| geom.symmetry_invariant(pred.player, pred.opponent, pred.hole()));
-        if geom.symmetry_invariant(ch.player, ch.opponent, ch.hole()) != want {
-            continue;
+        if i >= limit {
+            break;
         }
-        let t = *target.get_or_insert_with(|| canonical_code(geom, pred));
-        if canonical_code(geom, &ch) == t {
-            return i + 1;
+        i += 1;
+        if plain_moves_can_match && geom.orbit_rep(t as u32) == pred_hole && reaches(Move::Hole { dir }) {
+            return i;
         }
     }
     undo_index.unwrap_or(0)
