@@ -120,6 +120,21 @@ pub fn release_free_memory() {
     }
 }
 
+/// Ask the CPU to fetch the cache line holding `p` into L1, ahead of a load or update
+/// that would otherwise wait for memory (no effect on other architectures; never
+/// faults, whatever the address).
+#[inline(always)]
+pub fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint; it never dereferences the pointer in a way that can
+    // fault, whatever the address.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p as *const i8)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
 /// Ask for transparent huge pages (2 MiB) behind a large array that is read and written
 /// at random (the solver's state array): one TLB entry then covers 512 times as much
 /// memory. Only a hint; where the kernel does not offer them nothing changes. Call it

@@ -511,23 +511,33 @@ impl Search<'_> {
             return;
         }
         let (kids, n) = children(self.geom, &p);
+        // Every child is located, and its mask asked for, before any is marked, so that
+        // the children's cache misses overlap instead of following one another.
+        let mut located = [(0u64, 0usize, 0usize, p); 24];
+        let mut k = 0;
         for &key in kids[..n].iter().flatten() {
-            self.mark(key, depth, st, next, t);
+            let c = Position::from_code(key_code(key));
+            let j = key_index(key);
+            debug_assert!(j <= 24, "forbidden index {j}");
+            let Some((g, slot)) = self.universe.global_of(&c) else {
+                debug_assert!(false, "a child outside the live phases: {c:?}");
+                continue;
+            };
+            crate::sys::prefetch(&self.masks[g as usize]);
+            located[k] = (g, slot, j, c);
+            k += 1;
+        }
+        for (g, slot, j, c) in &located[..k] {
+            self.mark(*g, *slot, *j, c, depth, st, next, t);
         }
     }
 
-    /// Set the bit of node `key` in its position's mask; when it is new, count it (and its
-    /// position, the first time in this layer) and, for a position first reached, put it
-    /// into `next`.
+    /// Set bit `j` (node `(c, j)`) in the mask of position `c` (global number `g`, phase
+    /// slot `slot`); when it is new, count it (and its position, the first time in this
+    /// layer) and, for a position first reached, put it into `next`.
     #[inline]
-    fn mark(&self, key: u64, depth: u32, st: u32, next: &Frontier, t: &mut Tally) {
-        let c = Position::from_code(key_code(key));
-        let j = key_index(key);
-        debug_assert!(j <= 24, "forbidden index {j}");
-        let Some((g, slot)) = self.universe.global_of(&c) else {
-            debug_assert!(false, "a child outside the live phases: {c:?}");
-            return;
-        };
+    #[allow(clippy::too_many_arguments)]
+    fn mark(&self, g: u64, slot: usize, j: usize, c: &Position, depth: u32, st: u32, next: &Frontier, t: &mut Tally) {
         let cell = &self.masks[g as usize];
         let bit = 1u32 << j;
         let mut old = cell.load(Relaxed);
@@ -541,7 +551,7 @@ impl Search<'_> {
                 Err(x) => old = x,
             }
         }
-        let mate = is_immediate_win(self.geom, &c);
+        let mate = is_immediate_win(self.geom, c);
         t.nodes += 1;
         t.with_forbidden += (j != 0) as u64;
         t.checkmate_nodes += mate as u64;

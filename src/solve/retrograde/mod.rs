@@ -541,7 +541,7 @@ fn solve_group(
                             for (k, &e) in chunk.iter().enumerate() {
                                 // Events come in no order: ask early for a later one's state.
                                 if let Some(&ahead) = chunk.get(k + 8) {
-                                    prefetch(&states[(ahead >> 1) as usize]);
+                                    crate::sys::prefetch(&states[(ahead >> 1) as usize]);
                                 }
                                 let (g, class) = ((e >> 1) as u64, e & 1);
                                 scratch.propagate(geom, &group, &states, g, class, level, &mut out);

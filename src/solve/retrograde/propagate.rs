@@ -115,7 +115,7 @@ pub(super) fn propagate(
         }
         let canon = u.pred.transformed(geom, k);
         let i = move_index(geom, &canon, transform_move(geom, k, u.mv)) as u32;
-        prefetch(&states[q as usize]);
+        crate::sys::prefetch(&states[q as usize]);
         pending.push((q, i));
     });
     // Every position with a special move has a decision propagated, so by the end of the
@@ -158,18 +158,6 @@ pub(super) fn update(states: &[AtomicU32], q: u64, i: u32, child_wins: bool, lev
     for (class, d) in emits.into_iter().flatten() {
         out.push((d, event(q, class)));
     }
-}
-
-/// Ask the memory system for a cache line we will update soon.
-#[inline(always)]
-pub(super) fn prefetch<T>(p: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetching is a hint; any address is allowed.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p as *const T as *const i8);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
 }
 
 pub(super) fn into_atomic(v: Vec<u32>) -> Vec<AtomicU32> {

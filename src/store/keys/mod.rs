@@ -94,19 +94,7 @@ pub(crate) fn check_batch(codes: &[u64], out: &[Option<u64>]) -> Result<(), Erro
     Ok(())
 }
 
-/// Ask the CPU to fetch the cache line holding `p` into L1 (no effect on other
-/// architectures; never faults, whatever the address).
-#[inline(always)]
-pub(crate) fn prefetch<T>(p: *const T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint; it never dereferences the pointer in a way that can
-    // fault, whatever the address.
-    unsafe {
-        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p as *const i8)
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
-}
+pub(crate) use crate::sys::prefetch;
 
 /// Lower-bound searches of up to [`INTERLEAVE`] codes at once over `n` sorted keys read
 /// through `key(i)`, in lockstep: every search halves the same range size at each step
