@@ -88,6 +88,9 @@ pub struct ColdLatency {
     pub per_phase: usize,
     /// Rounds (each position analysed once per round).
     pub rounds: usize,
+    /// Seconds from the start of the measurement until the index's tables of symmetric
+    /// piece sets were all built (the database starts building them as it opens).
+    pub index_ready_seconds: f64,
     /// Per phase, in the database's order, then `all`.
     pub phases: Vec<ColdPhase>,
 }
@@ -101,9 +104,11 @@ pub struct ColdLatency {
 /// that the database pays as it opens, [`crate::store::OpenOptions::prepare_index`]),
 /// so that the first calls do not wait for them.
 pub fn measure_cold(db: &Database, per_phase: usize, rounds: usize, seed: u64) -> Result<ColdLatency, Error> {
+    let t = std::time::Instant::now();
     for phase in db.index().phases() {
         phase.build_bitmaps();
     }
+    let index_ready_seconds = t.elapsed().as_secs_f64();
     let mut rng = seed;
     let mut phases = Vec::new();
     let (mut all_ns, mut all_blocks) = (Vec::new(), 0usize);
@@ -143,7 +148,7 @@ pub fn measure_cold(db: &Database, per_phase: usize, rounds: usize, seed: u64) -
         analyse: Percentiles::of(all_ns),
         blocks_per_call: all_blocks as f64 / calls.max(1) as f64,
     });
-    Ok(ColdLatency { per_phase, rounds, phases })
+    Ok(ColdLatency { per_phase, rounds, index_ready_seconds, phases })
 }
 
 /// Time `n` single calls of each kind on random positions (random symmetric images,

@@ -159,10 +159,12 @@ fn run_cold(args: &BenchArgs, n: usize) -> Result<(), Error> {
         return emit_json(&report);
     }
     let mut out = format!(
-        "database {}: cold analyse, {} positions per phase x {} rounds, caches emptied before each call\n",
+        "database {}: cold analyse, {} positions per phase x {} rounds, caches emptied before each call; \
+         index tables ready after {:.2} s\n",
         args.common.db.display(),
         thousands(n as u64),
-        report.rounds
+        report.rounds,
+        report.index_ready_seconds
     );
     out.push_str(&format!(
         "{:<7} {:>15} {:>7} {:>9} {:>9} {:>10} {:>9} {:>12}\n",
