@@ -42,6 +42,13 @@ pub trait RecordSource {
         let _ = pos;
         self.record(phase, idx)
     }
+
+    /// A hint that the records of these positions (phase and index each) are about to be
+    /// read, one after another: a source that decodes blocks of records may decode the
+    /// ones it lacks now, in parallel. It must not change any answer. By default nothing.
+    fn will_read(&self, located: &[(Phase, u64)]) {
+        let _ = located;
+    }
 }
 
 /// The phase and index of a position by the combinatorial rank.

@@ -4,8 +4,8 @@ use crate::error::Error;
 use crate::game::moves::{Move, Played, Removal, is_immediate_win, moves, play};
 use crate::game::node::pred_node_index;
 use crate::game::symmetry::{canonical, canonical_code};
-use crate::game::{Geometry, Position};
-use crate::probe::{RecordSource, node_value};
+use crate::game::{Geometry, Phase, Position};
+use crate::probe::RecordSource;
 use crate::record::Outcome;
 
 /// One move of a position with its value for the mover.
@@ -57,17 +57,36 @@ fn value_played(
     played: &[(Move, Played)],
 ) -> Result<Vec<MoveValue>, Error> {
     let losing = geom.losing_count();
+    // Each move's outcome where the rules decide it, else the child to look up (located
+    // once, here), so that the source hears of every record about to be read first.
+    let mut located = Vec::with_capacity(played.len());
+    let mut looked_up = Vec::with_capacity(played.len());
+    for (_, r) in played {
+        looked_up.push(match r.removal {
+            Removal::Opponent if r.child.player.count_ones() == losing => None,
+            Removal::Own if r.child.opponent.count_ones() == losing => None,
+            _ if is_immediate_win(geom, &r.child) => None,
+            _ => {
+                let at = src.locate(&r.child)?;
+                located.push(at);
+                Some(at)
+            }
+        });
+    }
+    src.will_read(&located);
     let mut target = None;
     let mut out = Vec::with_capacity(played.len());
-    for (i, (mv, r)) in played.iter().enumerate() {
-        let outcome = match r.removal {
-            Removal::Opponent if r.child.player.count_ones() == losing => Outcome::Win(1),
-            Removal::Own if r.child.opponent.count_ones() == losing => Outcome::Loss(1),
+    for (i, ((mv, r), at)) in played.iter().zip(looked_up).enumerate() {
+        let outcome = match (r.removal, at) {
+            (Removal::Opponent, _) if r.child.player.count_ones() == losing => Outcome::Win(1),
+            (Removal::Own, _) if r.child.opponent.count_ones() == losing => Outcome::Loss(1),
+            // Won in 1 ply by the rules: a capture is never forbidden.
+            (_, None) => Outcome::Win(1).parent(),
             // A removal cannot be undone, so nothing is forbidden after it.
-            Removal::Opponent | Removal::Own => node_value(geom, src, &r.child, 0)?.parent(),
-            Removal::None => {
+            (Removal::Opponent | Removal::Own, Some((ph, idx))) => src.record_of(&r.child, ph, idx)?.node(0).parent(),
+            (Removal::None, Some((ph, idx))) => {
                 let target = *target.get_or_insert_with(|| canonical_code(geom, pos));
-                child_value(geom, src, target, &r.child)?.parent()
+                child_value(geom, src, target, &r.child, ph, idx)?.parent()
             }
         };
         out.push(MoveValue { index: i + 1, mv: *mv, removal: r.removal, outcome, child: r.child });
@@ -76,16 +95,20 @@ fn value_played(
 }
 
 /// The value of the node a move that removes nothing leads to: `child` as played, from
-/// a parent whose canonical code is `target`. An immediate win needs no record; any other
-/// child is located as played (one canonicalisation), and only a child whose record has
+/// a parent whose canonical code is `target`, at index `idx` of phase `ph` (an immediate
+/// win needs no record and does not come here; any other child is located as played,
+/// one canonicalisation, by the caller). Only a child whose record has
 /// a special move `s` needs its canonical form, to decide whether its node is `(child,
 /// s)`: move `s` must reach an image of the parent and no earlier move may (the
 /// published node identity).
-fn child_value(geom: &Geometry, src: &impl RecordSource, target: u64, child: &Position) -> Result<Outcome, Error> {
-    if is_immediate_win(geom, child) {
-        return Ok(Outcome::Win(1));
-    }
-    let (ph, idx) = src.locate(child)?;
+fn child_value(
+    geom: &Geometry,
+    src: &impl RecordSource,
+    target: u64,
+    child: &Position,
+    ph: Phase,
+    idx: u64,
+) -> Result<Outcome, Error> {
     let rec = src.record_of(child, ph, idx)?;
     let Some((s, special)) = rec.special else { return Ok(rec.base) };
     let (c, _) = canonical(geom, child);

@@ -602,6 +602,11 @@ impl ValueFile {
         self.cache_id = (id as u64) << 32;
     }
 
+    /// True if the decoded block `b` is in the cache.
+    pub fn is_cached(&self, b: u32) -> bool {
+        self.cache.with(self.cache_id | b as u64, |_| ()).is_some()
+    }
+
     /// The decoded block `b`, from the cache or read, checked and decompressed.
     pub fn decoded(&self, b: u32) -> Result<Arc<Decoded>, Error> {
         self.cache.get_or_load(self.cache_id | b as u64, || {
