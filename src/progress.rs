@@ -12,6 +12,9 @@ pub trait Reporter: Send + Sync {
     fn end(&self);
     /// A one-line message worth showing (a phase summary, a resumed checkpoint).
     fn note(&self, _message: &str) {}
+    /// A one-line warning: something the user should act on although the work goes on
+    /// (the command line shows it even when quiet).
+    fn warn(&self, _message: &str) {}
 }
 
 /// A reporter that ignores everything.

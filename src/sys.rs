@@ -120,6 +120,32 @@ pub fn release_free_memory() {
     }
 }
 
+/// Bytes free for an unprivileged writer on the file system holding `path`, where the
+/// system can say (`statvfs` on Unix).
+pub fn free_disk_bytes(path: &std::path::Path) -> Option<u64> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+        let mut st = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+        // SAFETY: `c` is a NUL-terminated path and `st` points to writable memory of the
+        // structure's size; the structure is read only when the call succeeds.
+        if unsafe { libc::statvfs(c.as_ptr(), st.as_mut_ptr()) } != 0 {
+            return None;
+        }
+        // SAFETY: statvfs returned 0, so it filled the structure.
+        let st = unsafe { st.assume_init() };
+        // The fields' types differ between platforms (u64 on 64-bit Linux).
+        #[allow(clippy::unnecessary_cast)]
+        Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
+}
+
 /// Ask the CPU to fetch the cache line holding `p` into L1, ahead of a load or update
 /// that would otherwise wait for memory (no effect on other architectures; never
 /// faults, whatever the address).
@@ -172,6 +198,13 @@ mod tests {
             assert!(now > 0 && peak >= now, "{now} {peak}");
         }
         super::release_free_memory();
+    }
+
+    #[test]
+    fn free_disk_is_known_for_an_existing_directory_and_not_for_a_missing_one() {
+        let here = std::env::temp_dir();
+        assert!(super::free_disk_bytes(&here).is_some_and(|b| b > 0));
+        assert_eq!(super::free_disk_bytes(&here.join("ostledb-no-such-dir/x")), None);
     }
 
     #[test]

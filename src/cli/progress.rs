@@ -126,4 +126,12 @@ impl crate::progress::Reporter for CliReporter {
             _ => eprintln!("{message}"),
         }
     }
+
+    fn warn(&self, message: &str) {
+        let message = format!("ostledb: warning: {message}");
+        match self.current() {
+            Some(p) if !p.bar.is_hidden() => p.bar.println(message),
+            _ => eprintln!("{message}"),
+        }
+    }
 }

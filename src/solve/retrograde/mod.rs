@@ -422,6 +422,37 @@ fn push_event(buckets: &mut Vec<Bucket>, d: u32, e: u32) {
 }
 
 #[allow(clippy::too_many_arguments)]
+/// Disk a group's solve writes into its directory, per position, at most at once: the
+/// phase value files (8 bytes), the checkpoint (the 4-byte states and the init queues,
+/// 5.4 bytes measured on (5,5)) and the event log (6.0 bytes on (5,5)); the last two
+/// are removed when the group is done.
+const DISK_BYTES_PER_POSITION: u64 = 20;
+
+/// Say before a group starts how much disk it will need in `dir`, and warn (the command
+/// line shows it even when quiet) when less is free: a full disk stops it only at the records, after
+/// the levels (it then resumes from its checkpoint once space is freed).
+fn check_free_disk(dir: &std::path::Path, n: u64, label: &str, rep: &dyn crate::progress::Reporter) {
+    let need = n.saturating_mul(DISK_BYTES_PER_POSITION);
+    let Some(free) = crate::sys::free_disk_bytes(dir) else { return };
+    let gb = |b: u64| b as f64 / 1e9;
+    rep.note(&format!(
+        "{label}: needs about {:.1} GB of disk in {} ({:.1} GB free)",
+        gb(need),
+        dir.display(),
+        gb(free)
+    ));
+    if free < need {
+        rep.warn(&format!(
+            "{label} will write about {:.1} GB into {} (its phase files, checkpoint and event log) \
+             but only {:.1} GB is free there; free space or solve into another directory (--db). A solve stopped \
+             by a full disk resumes from its last checkpoint",
+            gb(need),
+            dir.display(),
+            gb(free)
+        ));
+    }
+}
+
 fn solve_group(
     geom: &Geometry,
     index: &GameIndex,
@@ -453,6 +484,9 @@ fn solve_group(
             (into_atomic(r.states), r.queues, r.last as usize, r.buckets, r.level as usize, log)
         }
         None => {
+            if let Some(dir) = &opts.dir {
+                check_free_disk(dir, n, &label, rep);
+            }
             let (states, queues, last) = init_group(geom, index, &group, &done, rep, &label);
             let log = match &log_path {
                 Some(path) => EventLog::create(path)?,

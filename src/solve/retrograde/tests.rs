@@ -15,6 +15,25 @@ impl Reporter for Log {
     fn note(&self, m: &str) {
         self.0.lock().unwrap().push(format!("note {m}"));
     }
+    fn warn(&self, m: &str) {
+        self.0.lock().unwrap().push(format!("warn {m}"));
+    }
+}
+
+#[test]
+fn a_group_says_the_disk_it_needs_and_warns_when_less_is_free() {
+    let dir = std::env::temp_dir();
+    let free = crate::sys::free_disk_bytes(&dir).expect("free space of the temporary directory");
+    let log = Log::default();
+    check_free_disk(&dir, 1000, "(3,3)", &log);
+    // Twice the positions the free space holds at 20 bytes each (other writers may free
+    // some meanwhile, not that much).
+    check_free_disk(&dir, 2 * (free / DISK_BYTES_PER_POSITION + 1), "(5,5)", &log);
+    let lines = log.0.into_inner().unwrap();
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert!(lines[0].starts_with("note (3,3): needs about 0.0 GB of disk"), "{lines:?}");
+    assert!(lines[1].starts_with("note (5,5): needs about"), "{lines:?}");
+    assert!(lines[2].starts_with("warn (5,5) will write about") && lines[2].contains("resumes"), "{lines:?}");
 }
 
 #[test]
