@@ -47,8 +47,10 @@ Cold queries (--cold N): on any database, the whole game included (no index is b
 --cold-rounds times, with every cache of the database emptied before each call: p50,
 p99, max and mean in microseconds, and the value blocks decoded per call, per phase and
 over all phases. The operating system's page cache is not dropped (a block comes from
-memory once its file has been read, as in a server after its first minutes). Every
-round's answers must equal the first round's.
+memory once its file has been read, as in a server after its first minutes). The index's
+tables of symmetric piece sets are built first, once per process; the header says when
+they were ready (index_ready_seconds in --json). Every round's answers must equal the
+first round's.
 
 Key sets: uniformly random positions; the children (moves that remove nothing) of random
 positions, canonicalised: what the solver, verify --deep and query look up; consecutive
