@@ -88,6 +88,14 @@ impl CliReporter {
     fn current(&self) -> Option<std::sync::Arc<Progress>> {
         self.current.lock().ok().and_then(|c| c.clone())
     }
+
+    /// Write a line to stderr, above the progress bar while one is drawn.
+    fn show(&self, message: &str) {
+        match self.current() {
+            Some(p) if !p.bar.is_hidden() => p.bar.println(message),
+            _ => eprintln!("{message}"),
+        }
+    }
 }
 
 impl crate::progress::Reporter for CliReporter {
@@ -121,17 +129,10 @@ impl crate::progress::Reporter for CliReporter {
             prefixed = format!("{}: {message}", self.prefix);
             &prefixed
         };
-        match self.current() {
-            Some(p) if !p.bar.is_hidden() => p.bar.println(message),
-            _ => eprintln!("{message}"),
-        }
+        self.show(message);
     }
 
     fn warn(&self, message: &str) {
-        let message = format!("ostledb: warning: {message}");
-        match self.current() {
-            Some(p) if !p.bar.is_hidden() => p.bar.println(message),
-            _ => eprintln!("{message}"),
-        }
+        self.show(&format!("ostledb: warning: {message}"));
     }
 }

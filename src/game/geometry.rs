@@ -297,12 +297,8 @@ impl Geometry {
     /// symmetric images of each other; equal ones prove nothing.
     #[inline]
     pub fn symmetry_invariant(&self, player: u32, opponent: u32, hole: u32) -> u64 {
-        let mut inv = self.orbit_rep[hole as usize] as u64;
-        for (i, m) in self.orbit_masks.iter().enumerate() {
-            inv |= ((player & m).count_ones() as u64) << (5 + 8 * i);
-            inv |= ((opponent & m).count_ones() as u64) << (9 + 8 * i);
-        }
-        inv
+        // An orbit holds at most 8 squares, so each count fits the 4 bits it is given.
+        self.orbit_rep[hole as usize] as u64 | self.orbit_counts(player) << 5 | self.orbit_counts(opponent) << 9
     }
 
     /// A value that a set of squares and its symmetric images share: its number of

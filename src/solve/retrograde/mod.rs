@@ -421,7 +421,6 @@ fn push_event(buckets: &mut Vec<Bucket>, d: u32, e: u32) {
     buckets[d].push(e);
 }
 
-#[allow(clippy::too_many_arguments)]
 /// Disk a group's solve writes into its directory, per position, at most at once: the
 /// phase value files (8 bytes), the checkpoint (the 4-byte states and the init queues,
 /// 5.4 bytes measured on (5,5)) and the event log (6.0 bytes on (5,5)); the last two
@@ -429,8 +428,8 @@ fn push_event(buckets: &mut Vec<Bucket>, d: u32, e: u32) {
 const DISK_BYTES_PER_POSITION: u64 = 20;
 
 /// Say before a group starts how much disk it will need in `dir`, and warn (the command
-/// line shows it even when quiet) when less is free: a full disk stops it only at the records, after
-/// the levels (it then resumes from its checkpoint once space is freed).
+/// line shows it even when quiet) when less is free: a full disk stops it only at the
+/// records, after the levels (it then resumes from its checkpoint once space is freed).
 fn check_free_disk(dir: &std::path::Path, n: u64, label: &str, rep: &dyn crate::progress::Reporter) {
     let need = n.saturating_mul(DISK_BYTES_PER_POSITION);
     let Some(free) = crate::sys::free_disk_bytes(dir) else { return };
@@ -453,6 +452,7 @@ fn check_free_disk(dir: &std::path::Path, n: u64, label: &str, rep: &dyn crate::
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn solve_group(
     geom: &Geometry,
     index: &GameIndex,

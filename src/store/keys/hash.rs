@@ -24,7 +24,8 @@ use crate::store::file::{Hasher, check_version_and_sum, checksum, le_u64, open_r
 use crate::sys::vec_with_capacity;
 
 use super::mphf::Mphf;
-use super::{Backend, INTERLEAVE, KeyIndex, check_batch, keyfile, prefetch};
+use super::{Backend, INTERLEAVE, KeyIndex, check_batch, keyfile};
+use crate::sys::prefetch;
 
 const MAGIC: [u8; 8] = *b"OSTLEMPH";
 const VERSION: u32 = 1;

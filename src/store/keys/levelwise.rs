@@ -28,7 +28,8 @@ use std::path::Path;
 use crate::error::Error;
 use crate::index::PhaseIndex;
 
-use super::{Backend, INTERLEAVE, KeyIndex, check_batch, keyfile, prefetch};
+use super::{Backend, INTERLEAVE, KeyIndex, check_batch, keyfile};
+use crate::sys::prefetch;
 
 /// Keys per 64-byte cache line.
 const LINE: usize = 8;

@@ -94,7 +94,7 @@ pub(crate) fn check_batch(codes: &[u64], out: &[Option<u64>]) -> Result<(), Erro
     Ok(())
 }
 
-pub(crate) use crate::sys::prefetch;
+use crate::sys::prefetch;
 
 /// Lower-bound searches of up to [`INTERLEAVE`] codes at once over `n` sorted keys read
 /// through `key(i)`, in lockstep: every search halves the same range size at each step
