@@ -108,6 +108,8 @@ pub enum FileKind {
     HashKeys,
     /// A stored breadth-first search `bfs-CONVENTION.zst`.
     Bfs,
+    /// A stored search's first depth of every position `bfs-first-depths.zst`.
+    FirstDepths,
     /// A solver's phase value file `phase-A-B.vals`.
     PhaseFile,
     /// A solver's group checkpoint `group-A-B[-C-D].ckpt`.
@@ -123,6 +125,7 @@ impl FileKind {
             FileKind::SortedKeys => "sorted keys file",
             FileKind::HashKeys => "hash key index",
             FileKind::Bfs => "BFS file",
+            FileKind::FirstDepths => "first-depth file",
             FileKind::PhaseFile => "phase value file",
             FileKind::Checkpoint => "group checkpoint",
         }
@@ -151,6 +154,7 @@ impl FileKind {
             n if n.strip_prefix("values-").is_some_and(|r| phase(r, ".zst")) => Some(FileKind::Values),
             n if n.strip_prefix("keys-").is_some_and(|r| phase(r, ".sorted")) => Some(FileKind::SortedKeys),
             n if n.strip_prefix("keys-").is_some_and(|r| phase(r, ".hash")) => Some(FileKind::HashKeys),
+            "bfs-first-depths.zst" => Some(FileKind::FirstDepths),
             n if n.starts_with("bfs-") && n.ends_with(".zst") => Some(FileKind::Bfs),
             n if n.strip_prefix("phase-").is_some_and(|r| phase(r, ".vals")) => Some(FileKind::PhaseFile),
             n if n.starts_with("group-") && n.ends_with(".ckpt") => Some(FileKind::Checkpoint),
@@ -194,6 +198,9 @@ impl FileKind {
                     if strict { " --strict" } else { "" }
                 )
             }
+            FileKind::FirstDepths => format!(
+                "rebuild it with `ostledb bfs --db {dir} --by-positions --store --max-depth 255`, or delete it (it is optional)"
+            ),
             FileKind::PhaseFile => format!(
                 "delete it and run `ostledb solve --db {dir}` again with the same --max-pieces (its phase is solved again, or read from its value file)"
             ),

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use ostledb::game::forbidden::{first_index_reaching, node_exists, node_exists_naive, unmoves_with_node_index};
-use ostledb::game::moves::{can_capture, can_capture_by_walking};
+use ostledb::game::moves::{Removal, can_capture, can_capture_by_walking, moves, play, unmoves, unmoves_removing};
 use ostledb::game::symmetry::{canonical, canonical_code};
 use ostledb::game::{Geometry, Phase};
 use ostledb::index::{GameIndex, PhaseIndex, PlayerSets};
@@ -70,5 +70,44 @@ fn node_exists_agrees_with_its_definition() {
     {
         let (checked, existing) = check(geom, max_pieces, per_phase);
         assert!(existing > 1000 && existing < checked, "{existing} of {checked}");
+    }
+}
+
+#[test]
+fn unmoves_find_exactly_the_predecessors_that_moves_reach() {
+    // Every move of sampled positions (every phase of 5x5, 4x4 and 3x3, in all eight
+    // orientations) played forward: its result's unmoves, with and without removal, must
+    // hold the position and the move; and every unmove of a result played forward gives
+    // the result back.
+    for g in [Geometry::standard().clone(), Geometry::new(4, 4).unwrap(), Geometry::new(3, 3).unwrap()] {
+        let idx = GameIndex::build(&g, 2 * g.start_pieces()).unwrap();
+        let (mut removing, mut plain) = (0u64, 0u64);
+        for ph in idx.phases() {
+            for i in 0..300u64 {
+                let base = ph.position_at(i.wrapping_mul(2_654_435_761) % ph.len());
+                for k in 0..8 {
+                    let q = base.transformed(&g, k);
+                    for &m in moves(&g, &q).iter() {
+                        let r = play(&g, &q, m).unwrap();
+                        let mut found = 0;
+                        let mut check = |u: ostledb::game::moves::Unmove| {
+                            let back = play(&g, &u.pred, u.mv).expect("an unmove's move is legal");
+                            assert_eq!(back.child, r.child, "{u:?}");
+                            assert_eq!(back.removal == Removal::None, r.removal == Removal::None, "{u:?}");
+                            found += usize::from(u.pred == q && u.mv == m);
+                        };
+                        if r.removal == Removal::None {
+                            plain += 1;
+                            unmoves(&g, &r.child, &mut check);
+                        } else {
+                            removing += 1;
+                            unmoves_removing(&g, &r.child, &mut check);
+                        }
+                        assert_eq!(found, 1, "{q:?} {m:?} -> {:?}", r.child);
+                    }
+                }
+            }
+        }
+        assert!(removing > 100 && plain > 100, "{removing} {plain}");
     }
 }

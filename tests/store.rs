@@ -1049,3 +1049,80 @@ fn pack_drops_unreachable_specials_unless_the_phase_file_says_they_are_pruned() 
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+/// A breadth-first search stored by positions gives every node's depth through its
+/// predecessors: on 3x3 and 4x4 with three pieces to exhaustion (checkmates expanded or
+/// not) and 4x4 with four pieces to depth 7 (not complete), every node of every position
+/// has the depth the node-list search gave it, or none where that search has none; each
+/// position's depth is the least of its nodes'. A flipped byte in a block is an error
+/// that names the file, never a wrong depth.
+#[test]
+fn first_depth_file_gives_the_depth_of_every_node_like_the_node_list_search() {
+    use ostledb::game::moves::moves;
+    use ostledb::game::node::{Convention, node_key};
+    use ostledb::progress::Silent;
+    use ostledb::solve::bfs::bfs_layers_with;
+    use ostledb::solve::bfs_positions::{bfs_first_depths, store_first_depths};
+    use ostledb::store::first_depths::{FILE_NAME, FirstDepthFile};
+
+    for (n, start, max_depth, mates, every) in
+        [(3, 3, 255, true, 1), (3, 3, 255, false, 1), (4, 3, 255, true, 1), (4, 4, 7, true, 37)]
+    {
+        let what = format!("{n}x{n} with {start} pieces to depth {max_depth}, checkmates expanded {mates}");
+        let g = Geometry::new(n, start).unwrap();
+        let want = bfs_layers_with(&g, Convention::Published, mates, max_depth, u64::MAX, &Silent);
+        let (report, depths) = bfs_first_depths(&g, mates, max_depth, &Silent).unwrap();
+        let dir = tmpdir(&format!("first-depths-{n}-{start}-{mates}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (summary, len) = store_first_depths(&dir, &report, &depths).unwrap();
+        assert_eq!(summary.complete, max_depth == 255, "{what}");
+        let file = FirstDepthFile::open(&dir, &g).unwrap().expect("the file just written");
+        assert_eq!((file.summary(), file.file_len()), (&summary, len), "{what}");
+        let (mut nodes, mut reached) = (0u64, 0u64);
+        for ph in file.numbering().index().phases() {
+            for i in (0..ph.len()).step_by(every) {
+                let p = ph.position_at(i);
+                let mut least = None;
+                for j in 0..=moves(&g, &p).len() {
+                    let d = want.nodes.depth_of_key(node_key(p.code(), j));
+                    assert_eq!(file.node_depth(&p, j).unwrap(), d, "{what}: {p:?} node {j}");
+                    least = [least, d].into_iter().flatten().min();
+                    nodes += d.is_some() as u64;
+                }
+                assert_eq!(file.position_depth(&p).unwrap(), least, "{what}: {p:?}");
+                reached += least.is_some() as u64;
+            }
+        }
+        assert!(reached > 100 && nodes > reached, "{what}: {reached} positions, {nodes} nodes");
+        if every == 1 {
+            assert_eq!(nodes, want.total_nodes, "{what}");
+        }
+        if (n, start, mates) == (3, 3, true) {
+            // Through a database's analysis: the start is at 0, each child of it at 1 (or
+            // the depth its node has), and a move's child node as the search says.
+            build(&g, &dir, 2 * start, vec![Backend::Rank]);
+            let db = Database::open(&dir).unwrap();
+            let initial = ostledb::game::Position::initial(&g);
+            let a = db.analyse(&initial, None).unwrap();
+            let f = a.from_start.expect("the first-depth file is found");
+            assert_eq!((f.depth, f.position_depth, f.complete), (Some(0), Some(0), true));
+            assert_eq!(f.searched_to as usize, want.layers.len() - 1);
+            for m in ostledb::game::moves::moves(&g, &initial).iter() {
+                let played = ostledb::game::moves::play(&g, &initial, *m).unwrap();
+                let a = db.analyse(&played.child, Some(&initial)).unwrap();
+                let key = node_key(canonical(&g, &played.child).0.code(), a.node_index);
+                assert_eq!(a.from_start.unwrap().depth, want.nodes.depth_of_key(key), "{m:?}");
+            }
+        }
+        // Damage in the middle of the first block.
+        let path = dir.join(FILE_NAME);
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[100] ^= 0x10;
+        std::fs::write(&path, &bytes).unwrap();
+        let file = FirstDepthFile::open(&dir, &g).unwrap().unwrap();
+        let err = file.depth_at(0).unwrap_err();
+        assert!(matches!(err, Error::ChecksumMismatch { .. }), "{what}: {err}");
+        assert!(file.check().is_err());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -121,6 +121,10 @@ pub struct FromStart {
     pub complete: bool,
     /// The expansion convention (`published`).
     pub convention: &'static str,
+    /// The depth of the first node of the board's position (any forbidden move), when the
+    /// search is stored by positions (`ostledb bfs --by-positions --store`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub position_depth: Option<u32>,
 }
 
 impl Analysis {
@@ -204,15 +208,7 @@ impl Database {
         let (canon, j) = (node.canon, node.j);
         let checkmate = is_immediate_win(g, board);
         let (verdict, plies) = Verdict::of(checkmate, value);
-        let from_start = match self.bfs()? {
-            Some(b) => Some(FromStart {
-                depth: b.depth_of_key(crate::game::node::node_key(canon.code(), j))?,
-                searched_to: b.max_depth().unwrap_or(0),
-                complete: b.summary().complete,
-                convention: b.summary().convention,
-            }),
-            None => None,
-        };
+        let from_start = self.from_start(&canon, j)?;
         let a = Analysis {
             from_start,
             board: format_board(g, board),
@@ -229,6 +225,31 @@ impl Database {
             position: *board,
         };
         Ok((a, node))
+    }
+
+    /// How far node `(canon, j)` is from the start: by the first depths of positions when
+    /// they are stored (every node of the game), else by a stored node-list search, else
+    /// `None`.
+    pub fn from_start(&self, canon: &Position, j: usize) -> Result<Option<FromStart>, Error> {
+        if let Some(f) = self.first_depths()? {
+            return Ok(Some(FromStart {
+                depth: f.node_depth(canon, j)?,
+                searched_to: f.max_depth(),
+                complete: f.summary().complete,
+                convention: crate::game::node::Convention::Published.name(),
+                position_depth: f.position_depth(canon)?,
+            }));
+        }
+        Ok(match self.bfs()? {
+            Some(b) => Some(FromStart {
+                depth: b.depth_of_key(crate::game::node::node_key(canon.code(), j))?,
+                searched_to: b.max_depth().unwrap_or(0),
+                complete: b.summary().complete,
+                convention: b.summary().convention,
+                position_depth: None,
+            }),
+            None => None,
+        })
     }
 
     /// The principal variation from `board`: each side plays its first best allowed

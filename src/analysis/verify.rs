@@ -253,6 +253,12 @@ pub fn check_checksums(db: &Database, reporter: &dyn Reporter) -> Result<Checksu
             Err(e) => record(path, Err(e))?,
         }
     }
+    let path = dir.join(crate::store::first_depths::FILE_NAME).display().to_string();
+    match crate::store::first_depths::FirstDepthFile::open(dir, db.geometry()) {
+        Ok(Some(f)) => record(path, f.check())?,
+        Ok(None) => {}
+        Err(e) => record(path, Err(e))?,
+    }
     let bytes = files.iter().map(|f| f.bytes).sum();
     let unlisted = unlisted(dir, db.meta()).iter().map(|p| p.display().to_string()).collect();
     Ok(ChecksumReport { files, failures, bytes, unlisted, seconds: t.elapsed().as_secs_f64() })

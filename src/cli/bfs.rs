@@ -13,7 +13,8 @@ use crate::game::node::{Convention, key_code, key_index, node_of};
 use crate::game::notation::{code_to_base64, format_board};
 use crate::game::position::Position;
 use crate::solve::bfs::{BfsReport, Stop, bfs_layers_with};
-use crate::solve::bfs_positions::{bfs_first_depths, bfs_positions};
+use crate::solve::bfs_positions::{bfs_first_depths, bfs_positions, store_first_depths};
+use crate::store::first_depths::{FILE_NAME, FirstDepthSummary, NOT_REACHED};
 
 /// The expansion convention on the command line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -52,11 +53,26 @@ pub struct BfsArgs {
     pub max_nodes: u64,
     /// Search over positions instead of node lists: 4.25 bytes per position of the game
     /// and nothing per node, so the whole game to its last layer fits in 11.6 GB (the node
-    /// lists stop near depth 13). Published convention only; not with --store yet;
-    /// --max-nodes does not apply. With --board it reports the depth of the board's
-    /// position's first node (1 more byte per position).
-    #[arg(long, conflicts_with_all = ["strict", "store"])]
+    /// lists stop near depth 13). Published convention only; --max-nodes does not apply.
+    /// With --board it reports the depth of the board's position's first node, and with
+    /// --store it keeps every position's first depth in `bfs-first-depths.zst` (1 more
+    /// byte per position while searching), from which `query` gives any node's depth.
+    #[arg(long, conflicts_with_all = ["strict"])]
     pub by_positions: bool,
+    /// With --by-positions: write the depth of every position's first node to FILE, one
+    /// byte per position (255: not reached), the phases in solving order, each in its
+    /// index order (schema/FORMAT.md); 1 more byte per position in memory. Readable
+    /// as it is, e.g. by numpy.fromfile(FILE, dtype=numpy.uint8).
+    #[arg(long, value_name = "FILE", requires = "by_positions")]
+    pub first_depths_out: Option<std::path::PathBuf>,
+    /// Store a search made earlier instead of searching: the file its --first-depths-out
+    /// wrote (with --store and --by-positions; needs --import-report).
+    #[arg(long, value_name = "FILE", requires_all = ["store", "by_positions", "import_report"])]
+    pub import_first_depths: Option<std::path::PathBuf>,
+    /// The --json output of the search that wrote --import-first-depths (its layer
+    /// counts and how it stopped are stored with the depths).
+    #[arg(long, value_name = "FILE", requires = "import_first_depths")]
+    pub import_report: Option<std::path::PathBuf>,
     /// Also report the depth of this board's node (25 digits, 1 = side to move).
     #[arg(long, value_name = "BOARD")]
     pub board: Option<String>,
@@ -123,17 +139,39 @@ pub fn run(args: BfsArgs) -> Result<(), Error> {
                 .into(),
         ));
     }
+    if let Some(path) = &args.first_depths_out {
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+        if !dir.is_dir() {
+            return Err(Error::InvalidArgument(format!(
+                "--first-depths-out {}: the directory {} does not exist",
+                path.display(),
+                dir.display()
+            )));
+        }
+    }
     let mates = !args.no_checkmate_expansion;
+    if let Some(raw) = &args.import_first_depths {
+        let report = args.import_report.as_deref().expect("clap requires --import-report");
+        let (summary, len) = import_first_depths(g, &args.common.db, raw, report)?;
+        return emit_stored_first_depths(&args, &summary, len, t);
+    }
+    let mut stored_first_depths = None;
     let (report, first_depth) = if !args.by_positions {
         (bfs_layers_with(g, convention, mates, args.max_depth, args.max_nodes, &reporter), None)
-    } else if let Some((pos, _)) = &query_node {
+    } else if query_node.is_some() || args.first_depths_out.is_some() || args.store {
         let (report, depths) = bfs_first_depths(g, mates, args.max_depth, &reporter)?;
-        let d = depths.depth_of(pos)?;
-        (report, Some(d))
+        if let Some(path) = &args.first_depths_out {
+            crate::store::file::write_atomic(path, |w| depths.write_raw(w))?;
+        }
+        if args.store {
+            stored_first_depths = Some(store_first_depths(&args.common.db, &report, &depths)?);
+        }
+        let d = query_node.as_ref().map(|(pos, _)| depths.depth_of(pos)).transpose()?;
+        (report, d)
     } else {
         (bfs_positions(g, mates, args.max_depth, &reporter)?, None)
     };
-    let stored = if args.store {
+    let stored = if args.store && !args.by_positions {
         let layers: Vec<&[u64]> = (0..=report.nodes.max_depth()).filter_map(|d| report.nodes.layer(d)).collect();
         let complete = matches!(report.stop, Stop::Exhausted);
         let len =
@@ -209,6 +247,9 @@ pub fn run(args: BfsArgs) -> Result<(), Error> {
             q.board, q.canonical, q.base64, q.node_index, q.of
         ));
     }
+    if let Some((summary, len)) = &stored_first_depths {
+        out.push_str(&first_depths_line(&args, summary, *len));
+    }
     if let Some((path, len)) = &stored {
         out.push_str(&format!(
             "stored {} nodes in {} ({} bytes, {:.2} bits/node)\n",
@@ -220,4 +261,109 @@ pub fn run(args: BfsArgs) -> Result<(), Error> {
     }
     out.push_str(&format!("{:.1} s\n", t.elapsed().as_secs_f64()));
     emit(&out)
+}
+
+/// The line that says where the first depths went.
+fn first_depths_line(args: &BfsArgs, summary: &FirstDepthSummary, len: u64) -> String {
+    format!(
+        "stored the first depth of {} positions ({} reached) in {} ({} bytes, {:.2} bits/position)\n",
+        thousands(summary.positions),
+        thousands(summary.reached()),
+        args.common.db.join(FILE_NAME).display(),
+        thousands(len),
+        8.0 * len as f64 / summary.positions.max(1) as f64
+    )
+}
+
+fn emit_stored_first_depths(args: &BfsArgs, summary: &FirstDepthSummary, len: u64, t: Instant) -> Result<(), Error> {
+    if args.json {
+        #[derive(Serialize)]
+        struct Stored<'a> {
+            stored: &'a FirstDepthSummary,
+            path: String,
+            bytes: u64,
+            seconds: f64,
+        }
+        let path = args.common.db.join(FILE_NAME).display().to_string();
+        return emit_json(&Stored { stored: summary, path, bytes: len, seconds: t.elapsed().as_secs_f64() });
+    }
+    emit(&format!("{}{:.1} s\n", first_depths_line(args, summary, len), t.elapsed().as_secs_f64()))
+}
+
+/// Store the first depths a search wrote with --first-depths-out (`raw`), with the
+/// layers and the stop of its --json output (`report`), after checking that they belong
+/// together: same board, published convention, one byte per position of the game, and
+/// as many positions reached as the report says.
+fn import_first_depths(
+    g: &Geometry,
+    db: &std::path::Path,
+    raw: &std::path::Path,
+    report: &std::path::Path,
+) -> Result<(FirstDepthSummary, u64), Error> {
+    use std::io::Read;
+    let io = |p: &std::path::Path| {
+        let p = p.to_path_buf();
+        move |e| Error::Io { path: p.clone(), source: e }
+    };
+    let text = std::fs::read_to_string(report).map_err(io(report))?;
+    let bad = |why: String| Error::InvalidArgument(format!("--import-report {}: {why}", report.display()));
+    let r: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(format!("not JSON: {e}")))?;
+    let field =
+        |k: &str| r.get(k).ok_or_else(|| bad(format!("no field `{k}` (not the --json output of `ostledb bfs`)")));
+    if field("convention")?.as_str() != Some("published")
+        || field("board_side")?.as_u64() != Some(g.side() as u64)
+        || field("start_pieces")?.as_u64() != Some(g.start_pieces() as u64)
+    {
+        return Err(bad("not a search of the published convention on this board".into()));
+    }
+    let layers: Vec<u64> = field("layers")?
+        .as_array()
+        .ok_or_else(|| bad("`layers` is not a list".into()))?
+        .iter()
+        .map(|l| l.get("nodes").and_then(|n| n.as_u64()))
+        .collect::<Option<_>>()
+        .ok_or_else(|| bad("a layer without a node count".into()))?;
+    let complete = match field("stop")?.get("reason").and_then(|s| s.as_str()) {
+        Some("exhausted") => true,
+        Some("max_depth") => false,
+        _ => return Err(bad("`stop` is neither exhausted nor max_depth".into())),
+    };
+    let expand_checkmates = field("expand_checkmates")?.as_bool().ok_or_else(|| bad("no checkmate flag".into()))?;
+    let reached = field("positions_reached")?
+        .get(0)
+        .and_then(|n| n.as_u64())
+        .ok_or_else(|| bad("no `positions_reached` (not a search by positions)".into()))?;
+    let positions = crate::index::GameNumbering::build(g)?.len();
+    let file_len = std::fs::metadata(raw).map_err(io(raw))?.len();
+    if file_len != positions {
+        return Err(Error::InvalidArgument(format!(
+            "--import-first-depths {}: {file_len} bytes, but the game has {positions} positions (one byte each)",
+            raw.display()
+        )));
+    }
+    // One pass to count the positions first reached at each depth, one to store.
+    let mut first_reached = vec![0u64; 256];
+    let mut f = std::io::BufReader::with_capacity(1 << 22, std::fs::File::open(raw).map_err(io(raw))?);
+    let mut buf = vec![0u8; 1 << 22];
+    loop {
+        let n = f.read(&mut buf).map_err(io(raw))?;
+        if n == 0 {
+            break;
+        }
+        buf[..n].iter().for_each(|&d| first_reached[d as usize] += 1);
+    }
+    let counted: u64 = first_reached[..NOT_REACHED as usize].iter().sum();
+    if counted != reached || first_reached[layers.len()..NOT_REACHED as usize].iter().any(|&c| c > 0) {
+        return Err(Error::InvalidArgument(format!(
+            "--import-first-depths {} reaches {counted} positions within {} depths, its report says {reached}: \
+             they are not of the same search",
+            raw.display(),
+            layers.len()
+        )));
+    }
+    first_reached.truncate(layers.len());
+    let summary = FirstDepthSummary { expand_checkmates, complete, layers, first_reached, positions };
+    let mut f = std::fs::File::open(raw).map_err(io(raw))?;
+    let len = crate::store::first_depths::write(db, g, &summary, |_, out| f.read_exact(out).map_err(io(raw)))?;
+    Ok((summary, len))
 }

@@ -407,6 +407,57 @@ pub fn unmoves(geom: &Geometry, pos: &Position, mut f: impl FnMut(Unmove)) {
     }
 }
 
+/// Call `f` for every predecessor of `pos` reached by a move that removed a piece: a
+/// chain pushed its last piece off the board or into the hole (a piece of either side), or
+/// a lone piece stepped off the board or into the hole. The predecessor has one piece more
+/// than `pos` on one side (it may be outside the game's phases); `undo` is always `None`.
+/// Every such move played from the predecessor yields exactly `pos`, with a removal; with
+/// [`unmoves`] these are all of `pos`'s predecessors.
+pub fn unmoves_removing(geom: &Geometry, pos: &Position, mut f: impl FnMut(Unmove)) {
+    let occ = pos.occupied();
+    let hole = pos.hole();
+    let empty = geom.all() & !occ & !(1u32 << hole);
+    let falls = |sq: u8| sq == NO_SQUARE || sq as u32 == hole;
+    for dir in Dir::ALL {
+        // A lone piece of the previous mover (our opponent) left the now empty `from`.
+        for from in squares_of(empty) {
+            if falls(geom.step_raw(from, dir)) {
+                f(Unmove {
+                    pred: Position { player: pos.opponent | 1 << from, opponent: pos.player, hole: hole as u8 },
+                    mv: Move::Piece { from: from as u8, dir },
+                    undo: None,
+                });
+            }
+        }
+        // The mover's piece now on `q` came from the empty square behind it and pushed the
+        // run in front of it one square; the run's last piece fell from `last`, the end of
+        // the run of pieces from `q` (the square after it must be off the board or the hole).
+        for q in squares_of(pos.opponent) {
+            let from = geom.step_raw(q, dir.opposite());
+            if from == NO_SQUARE || empty >> from & 1 == 0 {
+                continue;
+            }
+            let mut run = 1u32 << q;
+            let mut last = q;
+            let mut next = geom.step_raw(q, dir);
+            while next != NO_SQUARE && occ >> next & 1 != 0 {
+                last = next as u32;
+                run |= 1 << last;
+                next = geom.step_raw(last, dir);
+            }
+            if !falls(next) {
+                continue;
+            }
+            let back = |set: u32| (set & !run) | shift_set(geom, set & run, dir.opposite());
+            let (mover, victim) = (back(pos.opponent), back(pos.player));
+            let mv = Move::Piece { from, dir };
+            let h = hole as u8;
+            f(Unmove { pred: Position { player: mover, opponent: victim | 1 << last, hole: h }, mv, undo: None });
+            f(Unmove { pred: Position { player: mover | 1 << last, opponent: victim, hole: h }, mv, undo: None });
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -491,6 +542,22 @@ mod tests {
                 assert_eq!(r.child, p, "{s}: {u:?}");
                 assert_eq!(r.removal, Removal::None);
                 assert_eq!(r.undo, u.undo);
+            });
+            assert!(n > 0);
+        }
+    }
+
+    #[test]
+    fn every_removing_unmove_played_forward_restores_the_position() {
+        let g = Geometry::standard();
+        for s in ["00100-11200-00001-31022-20020", "12120-21210-00300-01000-00002", "21002-00000-20302-00000-11120"] {
+            let p = pos(s);
+            let mut n = 0;
+            unmoves_removing(g, &p, |u| {
+                n += 1;
+                let r = play(g, &u.pred, u.mv).expect("legal");
+                assert_eq!(r.child, p, "{s}: {u:?}");
+                assert_ne!(r.removal, Removal::None);
             });
             assert!(n > 0);
         }

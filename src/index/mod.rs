@@ -24,11 +24,13 @@
 //! of their canonical `(O, h)` pairs with a cumulative-count directory, so the inner rank
 //! stays dense there too. `index = offset[slot] + inner rank`.
 
+mod numbering;
 mod playersets;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
+pub use numbering::GameNumbering;
 pub use playersets::{PlayerSets, colex_rank, colex_unrank};
 
 use crate::error::Error;

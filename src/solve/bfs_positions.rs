@@ -74,9 +74,10 @@ use crate::error::Error;
 use crate::game::moves::is_immediate_win;
 use crate::game::node::{Convention, children, key_code, key_index, start_key};
 use crate::game::{Geometry, Phase, Position};
-use crate::index::GameIndex;
+use crate::index::{GameIndex, GameNumbering};
 use crate::progress::Reporter;
 use crate::solve::bfs::{BfsNodes, BfsReport, LayerStats, PhaseLayer, Stop};
+use crate::store::first_depths::FirstDepthSummary;
 
 /// Bytes per position of the masks.
 pub const MASK_BYTES_PER_POSITION: u64 = 4;
@@ -91,8 +92,9 @@ const STAMP_SHIFT: u32 = 25;
 const STAMPS: u32 = (1 << (32 - STAMP_SHIFT)) - 1;
 /// Frontier bitmap words per parallel task and per dirty flag (64 positions each).
 const CHUNK_WORDS: usize = 256;
-/// Stored for a position whose first node was not reached (see [`FirstDepths::get`]).
-pub const NOT_REACHED: u8 = u8::MAX;
+/// Stored for a position whose first node was not reached (see [`FirstDepths::get`]);
+/// the first-depth file stores the same byte.
+pub use crate::store::first_depths::NOT_REACHED;
 
 /// Bytes the search needs for `positions` positions: masks and frontiers, plus one byte
 /// per position with `first_depths` ([`bfs_first_depths`]).
@@ -100,65 +102,6 @@ pub fn search_bytes(positions: u64, first_depths: bool) -> u64 {
     positions * MASK_BYTES_PER_POSITION
         + (positions * FRONTIER_BITS_PER_POSITION).div_ceil(8)
         + if first_depths { positions } else { 0 }
-}
-
-/// The global numbering of positions: every phase of the game in solving order, each by
-/// its dense index, one after another.
-#[derive(Clone, Debug)]
-struct Universe {
-    index: GameIndex,
-    /// `starts[s]`: the global number of phase slot `s`'s first position; one more entry
-    /// holds the total.
-    starts: Vec<u64>,
-    /// `slot_of[player * 32 + opponent]`: the phase slot of that phase, or `u8::MAX`.
-    slot_of: Vec<u8>,
-}
-
-impl Universe {
-    fn build(geom: &Geometry) -> Result<Universe, Error> {
-        let index = GameIndex::build(geom, 2 * geom.start_pieces())?;
-        let mut starts = vec![0u64];
-        let mut slot_of = vec![u8::MAX; 32 * 32];
-        for (s, ph) in index.phases().iter().enumerate() {
-            starts.push(starts[s] + ph.len());
-            let p = ph.phase();
-            slot_of[(p.player * 32 + p.opponent) as usize] = s as u8;
-        }
-        Ok(Universe { index, starts, slot_of })
-    }
-
-    fn len(&self) -> u64 {
-        self.starts[self.starts.len() - 1]
-    }
-
-    fn phases(&self) -> Vec<Phase> {
-        self.index.phases().iter().map(|p| p.phase()).collect()
-    }
-
-    /// The phase slot of `pos`, if its phase is live (piece counts checked, nothing else).
-    #[inline]
-    fn slot(&self, pos: &Position) -> Option<usize> {
-        let (a, b) = (pos.player.count_ones(), pos.opponent.count_ones());
-        match self.slot_of[(a * 32 + b) as usize] {
-            u8::MAX => None,
-            s => Some(s as usize),
-        }
-    }
-
-    /// The global number and phase slot of a valid position (any orientation) of a live
-    /// phase.
-    #[inline]
-    fn global_of(&self, pos: &Position) -> Option<(u64, usize)> {
-        let s = self.slot(pos)?;
-        Some((self.starts[s] + self.index.phases()[s].index_of(pos), s))
-    }
-
-    /// The canonical position with global number `g < len()`.
-    #[inline]
-    fn position_at(&self, g: u64) -> Position {
-        let s = self.starts.partition_point(|&x| x <= g) - 1;
-        self.index.phases()[s].position_at(g - self.starts[s])
-    }
 }
 
 /// `n` zeros, lazily zeroed (see [`crate::sys::zeroed_vec`]), or [`Error::OutOfMemory`]
@@ -246,7 +189,7 @@ impl Tally {
 /// [`bfs_first_depths`]).
 #[derive(Debug)]
 pub struct FirstDepths {
-    universe: Universe,
+    universe: GameNumbering,
     /// Stored as `!depth`, so that the zeroed allocation reads as [`NOT_REACHED`].
     depths: Vec<AtomicU8>,
 }
@@ -274,7 +217,7 @@ impl FirstDepths {
     /// The global number of `pos` (any orientation), or an error when it is not a live
     /// position of the board.
     pub fn global_index(&self, pos: &Position) -> Result<u64, Error> {
-        pos.validate(self.universe.index.geometry())?;
+        pos.validate(self.universe.index().geometry())?;
         self.universe
             .global_of(pos)
             .map(|(g, _)| g)
@@ -313,9 +256,22 @@ impl FirstDepths {
         counts[..deepest].to_vec()
     }
 
+    /// Write the depth of every position's first node, one byte per position in global
+    /// order ([`FirstDepths::get`]: [`NOT_REACHED`] for a position not reached), as the
+    /// raw file of `ostledb bfs --first-depths-out` (schema/FORMAT.md).
+    pub fn write_raw(&self, w: &mut impl std::io::Write) -> std::io::Result<()> {
+        let mut buf = Vec::with_capacity(1 << 20);
+        for chunk in self.depths.chunks(1 << 20) {
+            buf.clear();
+            buf.extend(chunk.iter().map(|d| !d.load(Relaxed)));
+            w.write_all(&buf)?;
+        }
+        Ok(())
+    }
+
     /// The position index the global numbers are made of.
     pub fn index(&self) -> &GameIndex {
-        &self.universe.index
+        self.universe.index()
     }
 }
 
@@ -332,7 +288,7 @@ pub fn bfs_positions(
     max_depth: u32,
     reporter: &dyn Reporter,
 ) -> Result<BfsReport, Error> {
-    let universe = Universe::build(geom)?;
+    let universe = GameNumbering::build(geom)?;
     search(geom, &universe, expand_checkmates, max_depth, None, reporter)
 }
 
@@ -344,10 +300,37 @@ pub fn bfs_first_depths(
     max_depth: u32,
     reporter: &dyn Reporter,
 ) -> Result<(BfsReport, FirstDepths), Error> {
-    let universe = Universe::build(geom)?;
+    let universe = GameNumbering::build(geom)?;
     let depths = zeroed::<AtomicU8>(len_usize(universe.len())?, "the first-node depth of every position")?;
     let report = search(geom, &universe, expand_checkmates, max_depth, Some(&depths), reporter)?;
     Ok((report, FirstDepths { universe, depths }))
+}
+
+/// Store the first depths of a search ([`bfs_first_depths`]) in database directory `dir`
+/// as its first-depth file ([`crate::store::first_depths`]), with the search's layer
+/// counts and whether it was complete. Returns what was stored and the file's length.
+pub fn store_first_depths(
+    dir: &std::path::Path,
+    report: &BfsReport,
+    depths: &FirstDepths,
+) -> Result<(FirstDepthSummary, u64), Error> {
+    let mut first_reached = depths.histogram();
+    first_reached.resize(report.layers.len(), 0);
+    let summary = FirstDepthSummary {
+        expand_checkmates: report.expand_checkmates,
+        complete: matches!(report.stop, Stop::Exhausted),
+        layers: report.layers.iter().map(|l| l.nodes).collect(),
+        first_reached,
+        positions: depths.len(),
+    };
+    let geom = depths.index().geometry();
+    let len = crate::store::first_depths::write(dir, geom, &summary, |start, out| {
+        for (i, d) in out.iter_mut().enumerate() {
+            *d = depths.get(start + i as u64).unwrap_or(NOT_REACHED);
+        }
+        Ok(())
+    })?;
+    Ok((summary, len))
 }
 
 fn len_usize(n: u64) -> Result<usize, Error> {
@@ -357,7 +340,7 @@ fn len_usize(n: u64) -> Result<usize, Error> {
 /// The search's shared state.
 struct Search<'a> {
     geom: &'a Geometry,
-    universe: &'a Universe,
+    universe: &'a GameNumbering,
     expand_checkmates: bool,
     masks: &'a [AtomicU32],
     depths: Option<&'a [AtomicU8]>,
@@ -365,7 +348,7 @@ struct Search<'a> {
 
 fn search(
     geom: &Geometry,
-    universe: &Universe,
+    universe: &GameNumbering,
     expand_checkmates: bool,
     max_depth: u32,
     depths: Option<&[AtomicU8]>,
@@ -745,7 +728,7 @@ mod tests {
         assert_eq!((stamp(127), stamp(128)), (127, 1));
         // Clearing keeps every node bit and zeroes every stamp.
         let g = Geometry::new(3, 3).expect("a valid board");
-        let universe = Universe::build(&g).expect("the 3x3 index");
+        let universe = GameNumbering::build(&g).expect("the 3x3 index");
         let masks: Vec<AtomicU32> = (0..100_000u32).map(|i| AtomicU32::new(i.wrapping_mul(0x9e37_79b9))).collect();
         let s = Search { geom: &g, universe: &universe, expand_checkmates: true, masks: &masks, depths: None };
         s.clear_stamps();
@@ -759,7 +742,7 @@ mod tests {
     fn bfs_positions_budget_of_the_whole_game() {
         assert_eq!(search_bytes(2_735_147_685, false), 10_940_590_740 + 683_786_922);
         assert_eq!(search_bytes(2_735_147_685, true), 10_940_590_740 + 683_786_922 + 2_735_147_685);
-        let g = Universe::build(Geometry::standard()).expect("the standard index");
+        let g = GameNumbering::build(Geometry::standard()).expect("the standard index");
         assert_eq!(g.len(), 2_735_147_685);
     }
 }

@@ -51,6 +51,7 @@ pub struct Database {
     /// Records with elided losses resolved, by phase and index.
     resolved: RecordCache,
     bfs: OnceLock<Option<crate::store::bfs::BfsFile>>,
+    first_depths: OnceLock<Option<crate::store::first_depths::FirstDepthFile>>,
 }
 
 /// A node as a query sees it: the canonical position, the symmetry that maps the board
@@ -179,6 +180,7 @@ impl Database {
             cache,
             resolved,
             bfs: OnceLock::new(),
+            first_depths: OnceLock::new(),
         })
     }
 
@@ -223,6 +225,17 @@ impl Database {
         let b = crate::store::bfs::BfsFile::open(&self.dir, &self.geom, crate::game::node::Convention::Published)?;
         let _ = self.bfs.set(b);
         Ok(self.bfs.get().and_then(|b| b.as_ref()))
+    }
+
+    /// The stored first depth of every position (`bfs-first-depths.zst`, from `ostledb bfs
+    /// --by-positions --store`), opened on first use; `None` when there is none.
+    pub fn first_depths(&self) -> Result<Option<&crate::store::first_depths::FirstDepthFile>, Error> {
+        if let Some(f) = self.first_depths.get() {
+            return Ok(f.as_ref());
+        }
+        let f = crate::store::first_depths::FirstDepthFile::open(&self.dir, &self.geom)?;
+        let _ = self.first_depths.set(f);
+        Ok(self.first_depths.get().and_then(|f| f.as_ref()))
     }
 
     /// Forget every decoded block and resolved record, so that the next read is cold

@@ -281,6 +281,7 @@ pub fn unlisted(dir: &Path, meta: &Meta) -> Vec<PathBuf> {
             || name == LOCK_FILE
             || name == READERS_FILE
             || bfs.contains(&name)
+            || name == crate::store::first_depths::FILE_NAME
             || (name.starts_with("phase-") && name.ends_with(".vals"))
             || (name.starts_with("group-") && (name.ends_with(".ckpt") || name.ends_with(".events")))
             || current.as_ref() == Some(&name)

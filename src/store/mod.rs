@@ -6,6 +6,7 @@ pub mod cache;
 pub mod db;
 pub mod directory;
 pub mod file;
+pub mod first_depths;
 pub mod group;
 pub mod keys;
 pub mod meta;

@@ -1,0 +1,415 @@
+//! The first-depth file: for every position of the game, the depth at which a
+//! breadth-first search from the initial position (published convention, by positions:
+//! [`crate::solve::bfs_positions`]) first reached one of its nodes. One byte per position
+//! in the global numbering ([`GameNumbering`]), in zstd blocks, beside a database, so that
+//! `query` can say how far any node is from the start: a node's depth is one more than
+//! the least first depth among the positions that have a move to it (its predecessors),
+//! because every node of a position has the same moves under that convention and the
+//! position is expanded at its first node's depth.
+//!
+//! The byte layout is normative and documented in `schema/FORMAT.md` ("First-depth file
+//! v1"). In short: an 80-byte header, the blocks (each a zstd frame of
+//! [`BLOCK_POSITIONS`] depth bytes, the last one shorter, [`NOT_REACHED`] for a position
+//! the search did not reach), then an index (offset, length and xxh3 checksum of each
+//! block) followed by the new nodes of every depth and the positions first reached at
+//! every depth.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use rayon::prelude::*;
+
+use crate::error::{Error, FileKind, checksum_mismatch, corrupt, io};
+use crate::game::forbidden::unmoves_with_node_index;
+use crate::game::moves::{is_immediate_win, unmoves_removing};
+use crate::game::node::{node_key, start_key};
+use crate::game::{Geometry, Phase, Position};
+use crate::index::GameNumbering;
+use crate::store::file::{
+    check_header, checksum, fault_point, le_u32, le_u64, open_existing, prefix, rename_durably, temp_name,
+};
+
+/// The first 8 bytes of a first-depth file.
+pub const MAGIC: [u8; 8] = *b"OSTLEBFD";
+/// The format version this code writes and reads.
+pub const VERSION: u32 = 1;
+/// Header size in bytes.
+pub const HEADER_LEN: usize = 80;
+/// Size of one block index entry in bytes.
+pub const ENTRY_LEN: usize = 24;
+/// Positions per block.
+pub const BLOCK_POSITIONS: u32 = 1 << 16;
+/// The depth byte of a position the search did not reach.
+pub const NOT_REACHED: u8 = u8::MAX;
+/// The file's name in a database directory.
+pub const FILE_NAME: &str = "bfs-first-depths.zst";
+/// The zstd level of the blocks.
+pub const LEVEL: i32 = 9;
+/// Decoded blocks a reader keeps (the predecessors of one node are a few dozen).
+const CACHED_BLOCKS: usize = 64;
+
+/// What a first-depth file says about its search.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct FirstDepthSummary {
+    /// Whether immediate-win positions were expanded (the published run did).
+    pub expand_checkmates: bool,
+    /// Every reachable node was found (the search ran out of nodes, not of depth).
+    pub complete: bool,
+    /// New nodes per depth, from depth 0 (the search's layers).
+    pub layers: Vec<u64>,
+    /// Positions whose first node is at each depth, from depth 0.
+    pub first_reached: Vec<u64>,
+    /// Positions of the game (reached or not).
+    pub positions: u64,
+}
+
+impl FirstDepthSummary {
+    /// All nodes the search reached.
+    pub fn nodes(&self) -> u64 {
+        self.layers.iter().sum()
+    }
+
+    /// Positions the search reached.
+    pub fn reached(&self) -> u64 {
+        self.first_reached.iter().sum()
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    offset: u64,
+    len: u32,
+    sum: u64,
+}
+
+/// Write the first-depth file of a search into `dir`, atomically. `fill(start, out)` puts
+/// the depths of the positions with global numbers `start..start + out.len()` into `out`
+/// (called in ascending order, [`NOT_REACHED`] for a position not reached); `summary`
+/// says what the search was, and its `first_reached` must agree with the depths (checked
+/// as they are written). Returns the file's length.
+pub fn write(
+    dir: &Path,
+    geom: &Geometry,
+    summary: &FirstDepthSummary,
+    mut fill: impl FnMut(u64, &mut [u8]) -> Result<(), Error>,
+) -> Result<u64, Error> {
+    let depths = summary.layers.len();
+    if depths == 0 || depths > NOT_REACHED as usize || summary.first_reached.len() != depths {
+        return Err(Error::InvalidArgument(format!(
+            "a first-depth file holds 1 to 254 depths, with as many layer counts as first-reached counts \
+             ({} and {})",
+            depths,
+            summary.first_reached.len()
+        )));
+    }
+    let path = dir.join(FILE_NAME);
+    let tmp = temp_name(&path);
+    let r = (|| -> Result<u64, Error> {
+        fault_point("create").map_err(io(&tmp))?;
+        let f = File::create(&tmp).map_err(io(&tmp))?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+        w.write_all(&[0u8; HEADER_LEN]).map_err(io(&tmp))?;
+        let mut entries = Vec::new();
+        let mut offset = HEADER_LEN as u64;
+        let mut seen = vec![0u64; 256];
+        // A batch of blocks is filled in order, compressed in parallel, then written.
+        const BATCH: u64 = 64;
+        let block = BLOCK_POSITIONS as u64;
+        let mut buf = vec![0u8; (BATCH * block) as usize];
+        let mut start = 0u64;
+        while start < summary.positions {
+            let n = (summary.positions - start).min(BATCH * block) as usize;
+            let buf = &mut buf[..n];
+            fill(start, buf)?;
+            for &d in buf.iter() {
+                seen[d as usize] += 1;
+            }
+            let frames: Vec<std::io::Result<Vec<u8>>> =
+                buf.par_chunks(block as usize).map(|c| zstd::bulk::compress(c, LEVEL)).collect();
+            for z in frames {
+                let z = z.map_err(io(&tmp))?;
+                w.write_all(&z).map_err(io(&tmp))?;
+                entries.push(Entry { offset, len: z.len() as u32, sum: checksum(&z) });
+                offset += z.len() as u64;
+            }
+            start += n as u64;
+        }
+        if seen[..depths] != summary.first_reached[..] || seen[depths..NOT_REACHED as usize].iter().any(|&c| c > 0) {
+            return Err(Error::InvalidArgument(
+                "the depths written disagree with the search's count of positions first reached at each depth".into(),
+            ));
+        }
+        let mut index = Vec::with_capacity(entries.len() * ENTRY_LEN + depths * 16);
+        for e in &entries {
+            index.extend_from_slice(&e.offset.to_le_bytes());
+            index.extend_from_slice(&e.len.to_le_bytes());
+            index.extend_from_slice(&0u32.to_le_bytes());
+            index.extend_from_slice(&e.sum.to_le_bytes());
+        }
+        for &n in summary.layers.iter().chain(&summary.first_reached) {
+            index.extend_from_slice(&n.to_le_bytes());
+        }
+        w.write_all(&index).map_err(io(&tmp))?;
+        let len = offset + index.len() as u64;
+        let mut h = [0u8; HEADER_LEN];
+        let s = geom.start_pieces();
+        h[0..16].copy_from_slice(&prefix(&MAGIC, VERSION, geom, Phase::new(s, s)));
+        h[16] = summary.expand_checkmates as u8;
+        h[17] = summary.complete as u8;
+        h[20..24].copy_from_slice(&(depths as u32).to_le_bytes());
+        h[24..32].copy_from_slice(&summary.positions.to_le_bytes());
+        h[32..36].copy_from_slice(&BLOCK_POSITIONS.to_le_bytes());
+        h[36..40].copy_from_slice(&(entries.len() as u32).to_le_bytes());
+        h[40..48].copy_from_slice(&offset.to_le_bytes());
+        h[48..56].copy_from_slice(&len.to_le_bytes());
+        h[56..64].copy_from_slice(&checksum(&index).to_le_bytes());
+        h[64..72].copy_from_slice(&summary.nodes().to_le_bytes());
+        let sum = checksum(&h[..72]);
+        h[72..80].copy_from_slice(&sum.to_le_bytes());
+        let mut f = w.into_inner().map_err(|e| Error::Io { path: tmp.clone(), source: e.into_error() })?;
+        f.seek(SeekFrom::Start(0)).map_err(io(&tmp))?;
+        f.write_all(&h).map_err(io(&tmp))?;
+        fault_point("write").map_err(io(&tmp))?;
+        f.sync_all().map_err(io(&tmp))?;
+        Ok(len)
+    })();
+    if r.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    let len = r?;
+    rename_durably(&tmp, &path)?;
+    Ok(len)
+}
+
+/// An open first-depth file: header and index checked, blocks read on demand (the last
+/// [`CACHED_BLOCKS`] kept), and the game's numbering to find a position's byte.
+pub struct FirstDepthFile {
+    path: PathBuf,
+    file: File,
+    summary: FirstDepthSummary,
+    entries: Vec<Entry>,
+    bytes: u64,
+    numbering: GameNumbering,
+    cache: Mutex<Vec<(usize, Arc<Vec<u8>>)>>,
+}
+
+impl std::fmt::Debug for FirstDepthFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FirstDepthFile").field("path", &self.path).field("summary", &self.summary).finish()
+    }
+}
+
+impl FirstDepthFile {
+    /// Open the first-depth file in `dir`: `Ok(None)` when there is none.
+    pub fn open(dir: &Path, geom: &Geometry) -> Result<Option<FirstDepthFile>, Error> {
+        let path = dir.join(FILE_NAME);
+        let Some(mut file) = open_existing(&path)? else { return Ok(None) };
+        let len = file.metadata().map_err(io(&path))?.len();
+        if len < HEADER_LEN as u64 {
+            return Err(corrupt(&path, format!("{len} bytes, shorter than its {HEADER_LEN}-byte header")));
+        }
+        let mut h = [0u8; HEADER_LEN];
+        file.read_exact(&mut h).map_err(io(&path))?;
+        check_header(&path, &h, &MAGIC, VERSION, FileKind::FirstDepths, geom)?;
+        if h[16] > 1 || h[17] > 1 {
+            return Err(corrupt(&path, "the header's flags are not 0 or 1"));
+        }
+        let depths = le_u32(&h, 20) as u64;
+        let positions = le_u64(&h, 24);
+        let blocks = le_u32(&h, 36) as u64;
+        let index_at = le_u64(&h, 40);
+        if le_u64(&h, 48) != len {
+            return Err(corrupt(
+                &path,
+                format!("{len} bytes long, its header says {} (truncated or extended)", le_u64(&h, 48)),
+            ));
+        }
+        if le_u32(&h, 32) != BLOCK_POSITIONS || blocks != positions.div_ceil(BLOCK_POSITIONS as u64) {
+            return Err(corrupt(&path, "the header's block size or block count disagrees with its positions"));
+        }
+        let index_len = blocks * ENTRY_LEN as u64 + depths * 16;
+        if depths == 0
+            || depths >= NOT_REACHED as u64
+            || index_at < HEADER_LEN as u64
+            || index_at.checked_add(index_len) != Some(len)
+        {
+            return Err(corrupt(&path, "the block index does not end the file"));
+        }
+        let mut index = vec![0u8; index_len as usize];
+        file.seek(SeekFrom::Start(index_at)).map_err(io(&path))?;
+        file.read_exact(&mut index).map_err(io(&path))?;
+        if checksum(&index) != le_u64(&h, 56) {
+            return Err(checksum_mismatch(&path, FileKind::FirstDepths, "block index", None, Some((index_at, len))));
+        }
+        let mut entries = Vec::with_capacity(blocks as usize);
+        let mut at = HEADER_LEN as u64;
+        for (b, e) in index[..(blocks as usize) * ENTRY_LEN].chunks_exact(ENTRY_LEN).enumerate() {
+            let e = Entry { offset: le_u64(e, 0), len: le_u32(e, 8), sum: le_u64(e, 16) };
+            if e.offset != at || e.len == 0 {
+                return Err(corrupt(&path, format!("block {b}: index entry out of place")));
+            }
+            at += e.len as u64;
+            entries.push(e);
+        }
+        let counts: Vec<u64> = index[(blocks as usize) * ENTRY_LEN..].chunks_exact(8).map(|c| le_u64(c, 0)).collect();
+        let (layers, first_reached) = counts.split_at(depths as usize);
+        let summary = FirstDepthSummary {
+            expand_checkmates: h[16] == 1,
+            complete: h[17] == 1,
+            layers: layers.to_vec(),
+            first_reached: first_reached.to_vec(),
+            positions,
+        };
+        if at != index_at || summary.nodes() != le_u64(&h, 64) || summary.reached() > positions {
+            return Err(corrupt(&path, "the blocks, the node count and the layer counts disagree"));
+        }
+        let numbering = GameNumbering::build(geom)?;
+        if numbering.len() != positions {
+            return Err(corrupt(
+                &path,
+                format!("{positions} positions, but the game on this board has {}", numbering.len()),
+            ));
+        }
+        Ok(Some(FirstDepthFile { path, file, summary, entries, bytes: len, numbering, cache: Mutex::new(Vec::new()) }))
+    }
+
+    /// What the file holds.
+    pub fn summary(&self) -> &FirstDepthSummary {
+        &self.summary
+    }
+
+    /// The deepest depth of the search.
+    pub fn max_depth(&self) -> u32 {
+        self.summary.layers.len() as u32 - 1
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The file's size in bytes.
+    pub fn file_len(&self) -> u64 {
+        self.bytes
+    }
+
+    /// The numbering the file is in.
+    pub fn numbering(&self) -> &GameNumbering {
+        &self.numbering
+    }
+
+    fn block_mismatch(&self, b: usize, e: &Entry) -> Error {
+        let bytes = Some((e.offset, e.offset + e.len as u64));
+        checksum_mismatch(&self.path, FileKind::FirstDepths, "depths", Some(b as u64), bytes)
+    }
+
+    /// The positions of block `b`.
+    fn block_len(&self, b: usize) -> usize {
+        let first = b as u64 * BLOCK_POSITIONS as u64;
+        (self.summary.positions - first).min(BLOCK_POSITIONS as u64) as usize
+    }
+
+    fn read_block(&self, b: usize) -> Result<Vec<u8>, Error> {
+        use std::os::unix::fs::FileExt;
+        let e = self.entries[b];
+        let mut frame = vec![0u8; e.len as usize];
+        self.file.read_exact_at(&mut frame, e.offset).map_err(io(&self.path))?;
+        if checksum(&frame) != e.sum {
+            return Err(self.block_mismatch(b, &e));
+        }
+        let bad = |why: &str| {
+            corrupt(&self.path, format!("block {b} (bytes {}..{}): {why}", e.offset, e.offset + e.len as u64))
+        };
+        let raw =
+            zstd::bulk::decompress(&frame, BLOCK_POSITIONS as usize).map_err(|_| bad("not a valid zstd frame"))?;
+        let depths = self.summary.layers.len();
+        if raw.len() != self.block_len(b) || raw.iter().any(|&d| d != NOT_REACHED && d as usize >= depths) {
+            return Err(bad("its depths disagree with the header"));
+        }
+        Ok(raw)
+    }
+
+    fn block(&self, b: usize) -> Result<Arc<Vec<u8>>, Error> {
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(i) = cache.iter().position(|(cb, _)| *cb == b) {
+            let hit = cache.remove(i);
+            cache.insert(0, hit.clone());
+            return Ok(hit.1);
+        }
+        drop(cache);
+        let block = Arc::new(self.read_block(b)?);
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        cache.insert(0, (b, block.clone()));
+        cache.truncate(CACHED_BLOCKS);
+        Ok(block)
+    }
+
+    /// The depth of the first node of the position with global number `g`, `None` when
+    /// the search did not reach it (or `g` is out of range).
+    pub fn depth_at(&self, g: u64) -> Result<Option<u32>, Error> {
+        if g >= self.summary.positions {
+            return Ok(None);
+        }
+        let b = (g / BLOCK_POSITIONS as u64) as usize;
+        let d = self.block(b)?[(g % BLOCK_POSITIONS as u64) as usize];
+        Ok((d != NOT_REACHED).then_some(d as u32))
+    }
+
+    /// The depth of the first node of `pos` (any orientation), `None` when the search did
+    /// not reach it or it is not a position of the game's phases.
+    pub fn position_depth(&self, pos: &Position) -> Result<Option<u32>, Error> {
+        match self.numbering.global_of(pos) {
+            Some((g, _)) => self.depth_at(g),
+            None => Ok(None),
+        }
+    }
+
+    /// The depth of node `(canon, j)` (`canon` a canonical position, `j` its published
+    /// node index): 0 for the start node, otherwise one more than the least first depth
+    /// of a predecessor position that reaches it (every predecessor by a move without
+    /// removal whose node index is `j`, and for `j = 0` also every predecessor by a move
+    /// that removed a piece; an immediate-win predecessor only when the search expanded
+    /// those). `None` when no such predecessor was reached within the searched depths.
+    pub fn node_depth(&self, canon: &Position, j: usize) -> Result<Option<u32>, Error> {
+        let geom = self.numbering.index().geometry();
+        if node_key(canon.code(), j) == start_key(geom) {
+            return Ok(Some(0));
+        }
+        let mut preds = Vec::new();
+        unmoves_with_node_index(geom, canon, |u, k| {
+            if k == j {
+                preds.push(u.pred);
+            }
+        });
+        if j == 0 {
+            unmoves_removing(geom, canon, |u| preds.push(u.pred));
+        }
+        let mut best: Option<u32> = None;
+        for p in preds {
+            let Some((g, _)) = self.numbering.global_of(&p) else { continue };
+            if !self.summary.expand_checkmates && is_immediate_win(geom, &p) {
+                continue;
+            }
+            if let Some(d) = self.depth_at(g)? {
+                best = Some(best.map_or(d + 1, |b| b.min(d + 1)));
+            }
+        }
+        Ok(best.filter(|&d| d <= self.max_depth()))
+    }
+
+    /// Recompute every block's checksum; returns the bytes checked.
+    pub fn check(&self) -> Result<u64, Error> {
+        use std::os::unix::fs::FileExt;
+        let mut frame = Vec::new();
+        for (b, e) in self.entries.iter().enumerate() {
+            frame.resize(e.len as usize, 0);
+            self.file.read_exact_at(&mut frame, e.offset).map_err(io(&self.path))?;
+            if checksum(&frame) != e.sum {
+                return Err(self.block_mismatch(b, e));
+            }
+        }
+        Ok(self.bytes)
+    }
+}
