@@ -1126,3 +1126,46 @@ fn first_depth_file_gives_the_depth_of_every_node_like_the_node_list_search() {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+/// `stats --longest`: the longest win of each phase and the positions that have it, read
+/// from a packed database (losses elided, immediate wins as filler, small blocks), equal
+/// to a walk over every node of the in-memory solution.
+#[test]
+fn longest_wins_equal_a_walk_over_every_node() {
+    use ostledb::analysis::stats::longest_wins;
+    use ostledb::game::moves::{is_immediate_win, moves};
+    use ostledb::progress::Silent;
+    let g = Geometry::new(3, 3).unwrap();
+    let sol = solve(&g, 6, &SolveOptions::default()).unwrap();
+    let dir = tmpdir("longest");
+    build(&g, &dir, 6, vec![Backend::Rank]);
+    let db = Database::open(&dir).unwrap();
+    let got = longest_wins(&db, &Silent).unwrap();
+    assert_eq!(got.len(), sol.index().phases().len());
+    for (l, pi) in got.iter().zip(sol.index().phases()) {
+        let (mut best, mut at) = (0u32, std::collections::BTreeSet::new());
+        for idx in 0..pi.len() {
+            let pos = pi.position_at(idx);
+            if is_immediate_win(&g, &pos) {
+                continue;
+            }
+            for j in 0..=moves(&g, &pos).len() {
+                if let Outcome::Win(d) = sol.node(&pos, j) {
+                    if d > best {
+                        (best, at) = (d, Default::default());
+                    }
+                    if d == best {
+                        at.insert(idx);
+                    }
+                }
+            }
+        }
+        let phase = pi.phase();
+        assert_eq!(l.phase, [phase.player, phase.opponent]);
+        assert_eq!(l.plies, best, "{phase}");
+        let positions: std::collections::BTreeSet<u64> = l.positions.iter().map(|&(i, _)| i).collect();
+        assert_eq!(positions, at, "{phase}");
+        assert!(best > 5, "{phase}: {best}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

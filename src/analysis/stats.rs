@@ -221,3 +221,78 @@ pub fn database_stats(db: &Database, reporter: &dyn Reporter) -> Result<Vec<Phas
     }
     Ok(phases)
 }
+
+/// The longest win of a phase and where it is.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct LongestWin {
+    /// The phase `[player, opponent]`.
+    pub phase: [u32; 2],
+    /// The longest win of any node of the phase, in plies (0 when the phase has no win
+    /// but immediate ones).
+    pub plies: u32,
+    /// Every canonical position with a node of that value: its dense index and which of
+    /// its values has it (`None`: the base value, shared by every node but the special
+    /// one; `Some(j)`: the special value, node `j` only).
+    pub positions: Vec<(u64, Option<u32>)>,
+}
+
+/// A longest win so far and where: plies, (dense index, special node or base value).
+type Best = (u32, Vec<(u64, Option<u32>)>);
+
+/// The longest win of every phase of a database and the positions that have it, by one
+/// read of its value files (wins are stored with their distances even where losses are
+/// elided; immediate-win positions, whose records may be filler, are left out), blocks
+/// in parallel; `reporter` gets a step per phase (units: blocks).
+pub fn longest_wins(db: &Database, reporter: &dyn Reporter) -> Result<Vec<LongestWin>, Error> {
+    use crate::record::Outcome;
+    use crate::record::value::val_outcome;
+    let g = db.geometry();
+    let mut out = Vec::new();
+    for pi in db.index().phases() {
+        let ph = pi.phase();
+        let Some(file) = db.values(ph) else { continue };
+        reporter.begin(&format!("longest wins {ph}"), file.blocks() as u64);
+        let per = file.block_positions() as u64;
+        let best = (0..file.blocks())
+            .into_par_iter()
+            .map(|b| -> Result<Best, Error> {
+                let records = file.block(b)?;
+                let mut best = (0u32, Vec::new());
+                for (i, &r) in records.iter().enumerate() {
+                    let r = crate::record::Packed(r);
+                    let special = (r.special_move() != 0).then(|| (r.special(), Some(r.special_move())));
+                    for (v, which) in std::iter::once((r.base(), None)).chain(special) {
+                        let Outcome::Win(d) = val_outcome(v) else { continue };
+                        if d < best.0 {
+                            continue;
+                        }
+                        let idx = b as u64 * per + i as u64;
+                        if is_immediate_win(g, &pi.position_at(idx)) {
+                            continue;
+                        }
+                        if d > best.0 {
+                            best = (d, Vec::new());
+                        }
+                        best.1.push((idx, which));
+                    }
+                }
+                reporter.advance(1);
+                Ok(best)
+            })
+            .try_reduce(
+                || (0, Vec::new()),
+                |a, b| {
+                    Ok(match a.0.cmp(&b.0) {
+                        std::cmp::Ordering::Less => b,
+                        std::cmp::Ordering::Greater => a,
+                        std::cmp::Ordering::Equal => (a.0, a.1.into_iter().chain(b.1).collect()),
+                    })
+                },
+            )?;
+        reporter.end();
+        let mut positions = best.1;
+        positions.sort_unstable();
+        out.push(LongestWin { phase: [ph.player, ph.opponent], plies: best.0, positions });
+    }
+    Ok(out)
+}

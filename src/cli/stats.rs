@@ -3,7 +3,7 @@
 use clap::Args;
 use serde::Serialize;
 
-use crate::analysis::stats::{PhaseStats, ValueCounts, database_stats};
+use crate::analysis::stats::{PhaseStats, ValueCounts, database_stats, longest_wins};
 use crate::cli::progress::CliReporter;
 use crate::cli::{CommonArgs, emit, emit_json, thousands};
 use crate::error::Error;
@@ -15,6 +15,11 @@ use crate::store::Database;
     after_help = "Examples:\n  ostledb stats\n  ostledb stats --json --db ./ostle.db\n\nNodes are counted as published (OSTLE.md section 2): a node is non-trivial when a move\nfrom a position of the same phase group leads to it; immediate-win positions are\ncounted apart. Distances are in plies, counting the move that ends the game."
 )]
 pub struct StatsArgs {
+    /// Only the longest win of each phase and the positions that have it, by one read of
+    /// the value files (seconds, not the full sweep), with their distance from the start
+    /// when the database stores the first depths (`ostledb bfs --by-positions --store`).
+    #[arg(long)]
+    pub longest: bool,
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -43,6 +48,9 @@ fn line(out: &mut String, what: &str, v: &ValueCounts) {
 /// Run `ostledb stats`.
 pub fn run(args: StatsArgs) -> Result<(), Error> {
     let db = Database::open(&args.common.db)?;
+    if args.longest {
+        return run_longest(&db, &args);
+    }
     let max = db.max_pieces();
     let phases = database_stats(&db, &CliReporter::new(args.common.quiet))?;
     let total = phases.iter().cloned().fold(PhaseStats::default(), PhaseStats::merge);
@@ -74,6 +82,90 @@ pub fn run(args: StatsArgs) -> Result<(), Error> {
             if w + l > 0 {
                 out.push_str(&format!("    {d:>4} {:>14} {:>14}\n", thousands(w), thousands(l)));
             }
+        }
+    }
+    emit(&out)
+}
+
+/// A position with a phase's longest win, as `stats --longest` shows it.
+#[derive(Serialize)]
+struct Longest {
+    phase: [u32; 2],
+    plies: u32,
+    board: String,
+    base64: String,
+    /// `None`: the base value (every node but the special one); `Some(j)`: node `j`.
+    special_node: Option<u32>,
+    /// The depth of the position's first node, when the first depths are stored.
+    position_depth: Option<u32>,
+    /// The least depth among the nodes that have the value, when the first depths are
+    /// stored.
+    node_depth: Option<u32>,
+}
+
+fn run_longest(db: &Database, args: &StatsArgs) -> Result<(), Error> {
+    let g = db.geometry();
+    let phases = longest_wins(db, &CliReporter::new(args.common.quiet))?;
+    let depths = db.first_depths()?;
+    let mut rows = Vec::new();
+    for l in &phases {
+        let pi = db.index().phase(crate::game::Phase::new(l.phase[0], l.phase[1])).expect("a phase of the database");
+        for &(idx, special) in &l.positions {
+            let pos = pi.position_at(idx);
+            let (position_depth, node_depth) = match depths {
+                Some(f) => {
+                    let nodes: Vec<usize> = match special {
+                        Some(j) => vec![j as usize],
+                        None => {
+                            let s = db.values(pi.phase()).expect("its file").record(idx)?.special_move() as usize;
+                            (0..=crate::game::moves::moves(g, &pos).len()).filter(|&j| s == 0 || j != s).collect()
+                        }
+                    };
+                    let mut least = None;
+                    for j in nodes {
+                        least = [least, f.node_depth(&pos, j)?].into_iter().flatten().min();
+                    }
+                    (f.position_depth(&pos)?, least)
+                }
+                None => (None, None),
+            };
+            rows.push(Longest {
+                phase: l.phase,
+                plies: l.plies,
+                board: crate::game::notation::format_board(g, &pos),
+                base64: crate::game::notation::code_to_base64(pos.code()),
+                special_node: special,
+                position_depth,
+                node_depth,
+            });
+        }
+    }
+    if args.json {
+        return emit_json(&rows);
+    }
+    let mut out = String::new();
+    for l in &phases {
+        out.push_str(&format!(
+            "phase ({},{}): longest win {} plies, {} position(s)\n",
+            l.phase[0],
+            l.phase[1],
+            l.plies,
+            l.positions.len()
+        ));
+        for r in rows.iter().filter(|r| r.phase == l.phase) {
+            let which = match r.special_node {
+                Some(j) => format!("node {j} (its special move)"),
+                None => "base value".to_string(),
+            };
+            let from_start = match (depths, r.position_depth, r.node_depth) {
+                (None, _, _) => String::new(),
+                (Some(_), Some(p), n) => format!(
+                    ", first reached at depth {p}{}",
+                    n.map_or(", the node not reached".to_string(), |n| format!(", the node at {n}"))
+                ),
+                (Some(_), None, _) => ", not reached from the start".to_string(),
+            };
+            out.push_str(&format!("  {} ({}) {which}{from_start}\n", r.board, r.base64));
         }
     }
     emit(&out)
