@@ -379,3 +379,30 @@ fn bfs_files_hold_every_reached_node_at_its_depth() {
         let _ = std::fs::remove_dir_all(d);
     }
 }
+
+/// The BFS files from a search stored by positions (the first-depth file, node depths
+/// found from predecessors) are byte for byte those from the node-list search of the
+/// same graph, with checkmates expanded (the published way) or not.
+#[test]
+fn bfs_files_by_positions_equal_those_of_the_node_lists() {
+    use ostledb::game::node::Convention;
+    use ostledb::solve::bfs::bfs_layers_with;
+    use ostledb::solve::bfs_positions::{bfs_first_depths, store_first_depths};
+    for mates in [true, false] {
+        let db = solved_db(&format!("bfs-by-positions-{mates}"));
+        let r = bfs_layers_with(&geom(), Convention::Published, mates, 200, u64::MAX, &Silent);
+        let layers: Vec<&[u64]> = (0..=r.nodes.max_depth()).filter_map(|d| r.nodes.layer(d)).collect();
+        ostledb::store::bfs::write(&db, &geom(), Convention::Published, mates, true, &layers).unwrap();
+        let (a, b) = (tmpdir(&format!("bfs-lists-{mates}")), tmpdir(&format!("bfs-positions-{mates}")));
+        let lists = export_to(&db, Some(&a));
+        let (report, depths) = bfs_first_depths(&geom(), mates, 200, &Silent).unwrap();
+        store_first_depths(&db, &report, &depths).unwrap();
+        let positions = export_to(&db, Some(&b));
+        assert!(lists.bfs_files.len() > 1, "{lists:?}");
+        assert_eq!(positions, lists, "checkmates expanded: {mates}");
+        assert_eq!(files_of(&a), files_of(&b));
+        for d in [db, a, b] {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+}

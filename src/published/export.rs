@@ -284,9 +284,10 @@ pub fn export(
     if written != total {
         return Err(crate::error::corrupt(db.path(), format!("{written} positions read, the phases hold {total}")));
     }
-    let bfs_files = match db.bfs()? {
-        Some(b) => export_bfs(geom, b, max, opts.lines_per_file, out, reporter)?,
-        None => Vec::new(),
+    let bfs_files = match (db.first_depths()?, db.bfs()?) {
+        (Some(f), _) => export_bfs_by_positions(f, max, opts.lines_per_file, out, reporter)?,
+        (None, Some(b)) => export_bfs(geom, b, max, opts.lines_per_file, out, reporter)?,
+        (None, None) => Vec::new(),
     };
     let digest = set_digest(bfs_files.iter().chain(&done).map(|f| f.sha256.as_str()));
     Ok(ExportSummary { max_pieces: max, positions: total, bfs_files, retrograde_files: done, digest })
@@ -305,67 +306,149 @@ pub fn export_bfs(
     reporter: &dyn Reporter,
 ) -> Result<Vec<ExportedFile>, Error> {
     use crate::game::node::{key_code, key_index};
-    let mut output = Output { dir: out.map(Path::to_path_buf), current: None, done: Vec::new() };
-    let (mut in_file, mut files) = (0u64, 0u64);
-    let mut line = String::new();
-    let mut text = String::new();
-    let mut fields = [None::<u8>; 25];
+    let mut lines = BfsLines::new(geom, max, lines_per_file, out);
+    let mut fields = [None::<u32>; 25];
     let mut current: Option<u64> = None;
     reporter.begin("export BFS", bfs.summary().nodes);
-    let mut flush_position = |code: u64, fields: &mut [Option<u8>; 25], text: &mut String| -> Result<(), Error> {
-        let pos = Position::from_code(code);
-        if pos.phase().pieces() <= max {
-            line.clear();
-            line.push_str(&code_to_base64(code));
-            if crate::game::moves::is_immediate_win(geom, &pos) {
-                line.push_str(",checkmate");
-            }
-            for f in fields.iter() {
-                line.push(',');
-                if let Some(d) = f {
-                    line.push_str(&d.to_string());
-                }
-            }
-            line.push('\n');
-            if in_file == 0 {
-                output.open(file_name(max, Kind::Bfs, files))?;
-                files += 1;
-            }
-            text.push_str(&line);
-            in_file += 1;
-            if in_file == lines_per_file || text.len() > 1 << 22 {
-                output.write(text, newlines(text))?;
-                text.clear();
-            }
-            if in_file == lines_per_file {
-                output.close()?;
-                in_file = 0;
-            }
-        }
-        *fields = [None; 25];
-        Ok(())
-    };
     bfs.for_each_block(|block| {
         for &(key, depth) in block {
             let code = key_code(key);
-            if current.is_some_and(|c| c != code) {
-                flush_position(current.expect("checked"), &mut fields, &mut text)?;
+            if let Some(c) = current.filter(|&c| c != code) {
+                lines.position(&Position::from_code(c), &fields)?;
+                fields = [None; 25];
             }
             current = Some(code);
-            fields[key_index(key)] = Some(depth);
+            fields[key_index(key)] = Some(depth as u32);
         }
         reporter.advance(block.len() as u64);
         Ok(())
     })?;
     if let Some(c) = current {
-        flush_position(c, &mut fields, &mut text)?;
+        lines.position(&Position::from_code(c), &fields)?;
     }
-    if !text.is_empty() {
-        output.write(&text, newlines(&text))?;
-    }
-    output.close()?;
     reporter.end();
-    Ok(output.done)
+    lines.finish()
+}
+
+/// [`export_bfs`] from a search stored by positions (the first-depth file): the depths
+/// are decoded into memory (one byte per position of the game), the positions of every
+/// phase with at most `max` pieces that the search reached are merged by code, and each
+/// one's node depths are found from its predecessors' first depths
+/// ([`crate::store::first_depths::node_depths`]), in parallel batches. The same lines
+/// as from a node-list search of the same depth.
+pub fn export_bfs_by_positions(
+    depths: &crate::store::first_depths::FirstDepthFile,
+    max: u32,
+    lines_per_file: u64,
+    out: Option<&Path>,
+    reporter: &dyn Reporter,
+) -> Result<Vec<ExportedFile>, Error> {
+    use crate::store::first_depths::{NOT_REACHED, node_depths};
+    let numbering = depths.numbering();
+    let geom = numbering.index().geometry();
+    let all = depths.load_all()?;
+    let at = |g: u64| Some(all[g as usize]).filter(|&d| d != NOT_REACHED).map(u32::from);
+    let phases: Vec<(u64, &PhaseIndex)> = numbering
+        .index()
+        .phases()
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.phase().pieces() <= max)
+        .map(|(s, p)| (numbering.start(s), p))
+        .collect();
+    // Per phase: the next reached index and its position.
+    let next_reached = |k: usize, from: u64| -> Option<(u64, Position)> {
+        let (start, p) = phases[k];
+        (from..p.len()).find(|&i| all[(start + i) as usize] != NOT_REACHED).map(|i| (i, p.position_at(i)))
+    };
+    let mut heads: Vec<Option<(u64, Position)>> = (0..phases.len()).map(|k| next_reached(k, 0)).collect();
+    let mut lines = BfsLines::new(geom, max, lines_per_file, out);
+    reporter.begin("export BFS", depths.summary().reached());
+    let mut batch: Vec<Position> = Vec::with_capacity(BATCH);
+    loop {
+        batch.clear();
+        while batch.len() < BATCH {
+            let Some(k) =
+                (0..heads.len()).filter(|&k| heads[k].is_some()).min_by_key(|&k| heads[k].map(|h| h.1.code()))
+            else {
+                break;
+            };
+            let (i, pos) = heads[k].expect("chosen among the present");
+            batch.push(pos);
+            heads[k] = next_reached(k, i + 1);
+        }
+        if batch.is_empty() {
+            break;
+        }
+        let fields: Vec<[Option<u32>; 25]> =
+            batch.par_iter().map(|p| node_depths(numbering, depths.summary(), p, at)).collect();
+        for (p, f) in batch.iter().zip(&fields) {
+            lines.position(p, f)?;
+        }
+        reporter.advance(batch.len() as u64);
+    }
+    reporter.end();
+    lines.finish()
+}
+
+/// The published BFS files being written: lines in order, split into files of
+/// `lines_per_file` lines, positions of more than `max` pieces left out.
+struct BfsLines<'a> {
+    geom: &'a crate::game::Geometry,
+    max: u32,
+    lines_per_file: u64,
+    output: Output,
+    in_file: u64,
+    files: u64,
+    text: String,
+}
+
+impl<'a> BfsLines<'a> {
+    fn new(geom: &'a crate::game::Geometry, max: u32, lines_per_file: u64, out: Option<&Path>) -> BfsLines<'a> {
+        let output = Output { dir: out.map(Path::to_path_buf), current: None, done: Vec::new() };
+        BfsLines { geom, max, lines_per_file, output, in_file: 0, files: 0, text: String::new() }
+    }
+
+    /// The line of canonical position `pos` with its node depths.
+    fn position(&mut self, pos: &Position, fields: &[Option<u32>; 25]) -> Result<(), Error> {
+        if pos.phase().pieces() > self.max {
+            return Ok(());
+        }
+        let text = &mut self.text;
+        text.push_str(&code_to_base64(pos.code()));
+        if crate::game::moves::is_immediate_win(self.geom, pos) {
+            text.push_str(",checkmate");
+        }
+        for f in fields {
+            text.push(',');
+            if let Some(d) = f {
+                text.push_str(&d.to_string());
+            }
+        }
+        text.push('\n');
+        if self.in_file == 0 {
+            self.output.open(file_name(self.max, Kind::Bfs, self.files))?;
+            self.files += 1;
+        }
+        self.in_file += 1;
+        if self.in_file == self.lines_per_file || self.text.len() > 1 << 22 {
+            self.output.write(&self.text, newlines(&self.text))?;
+            self.text.clear();
+        }
+        if self.in_file == self.lines_per_file {
+            self.output.close()?;
+            self.in_file = 0;
+        }
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<Vec<ExportedFile>, Error> {
+        if !self.text.is_empty() {
+            self.output.write(&self.text, newlines(&self.text))?;
+        }
+        self.output.close()?;
+        Ok(self.output.done)
+    }
 }
 
 fn newlines(text: &str) -> u64 {

@@ -367,36 +367,37 @@ impl FirstDepthFile {
     }
 
     /// The depth of node `(canon, j)` (`canon` a canonical position, `j` its published
-    /// node index): 0 for the start node, otherwise one more than the least first depth
-    /// of a predecessor position that reaches it (every predecessor by a move without
-    /// removal whose node index is `j`, and for `j = 0` also every predecessor by a move
-    /// that removed a piece; an immediate-win predecessor only when the search expanded
-    /// those). `None` when no such predecessor was reached within the searched depths.
+    /// node index), `None` when it was not reached within the searched depths: see
+    /// [`node_depths`].
     pub fn node_depth(&self, canon: &Position, j: usize) -> Result<Option<u32>, Error> {
-        let geom = self.numbering.index().geometry();
-        if node_key(canon.code(), j) == start_key(geom) {
-            return Ok(Some(0));
-        }
-        let mut preds = Vec::new();
-        unmoves_with_node_index(geom, canon, |u, k| {
-            if k == j {
-                preds.push(u.pred);
+        let mut err = None;
+        let depths = node_depths(&self.numbering, &self.summary, canon, |g| match self.depth_at(g) {
+            Ok(d) => d,
+            Err(e) => {
+                err.get_or_insert(e);
+                None
             }
         });
-        if j == 0 {
-            unmoves_removing(geom, canon, |u| preds.push(u.pred));
+        match err {
+            Some(e) => Err(e),
+            None => Ok(depths.get(j).copied().flatten()),
         }
-        let mut best: Option<u32> = None;
-        for p in preds {
-            let Some((g, _)) = self.numbering.global_of(&p) else { continue };
-            if !self.summary.expand_checkmates && is_immediate_win(geom, &p) {
-                continue;
-            }
-            if let Some(d) = self.depth_at(g)? {
-                best = Some(best.map_or(d + 1, |b| b.min(d + 1)));
-            }
-        }
-        Ok(best.filter(|&d| d <= self.max_depth()))
+    }
+
+    /// Every depth of the file, decoded (blocks in parallel): one byte per position in
+    /// the global numbering, [`NOT_REACHED`] where the search did not reach.
+    pub fn load_all(&self) -> Result<Vec<u8>, Error> {
+        let mut all = vec![
+            0u8;
+            usize::try_from(self.summary.positions).map_err(|_| {
+                Error::InvalidArgument(format!("{} positions do not fit this machine's memory", self.summary.positions))
+            })?
+        ];
+        all.par_chunks_mut(BLOCK_POSITIONS as usize).enumerate().try_for_each(|(b, out)| {
+            out.copy_from_slice(&self.read_block(b)?);
+            Ok::<_, Error>(())
+        })?;
+        Ok(all)
     }
 
     /// Recompute every block's checksum; returns the bytes checked.
@@ -412,4 +413,38 @@ impl FirstDepthFile {
         }
         Ok(self.bytes)
     }
+}
+
+/// The depth of every node of canonical position `canon` (index `j`: node `(canon, j)`)
+/// in the search `summary` describes, from the first depths of positions (`depth_at(g)`
+/// for global number `g`, `None` when not reached): 0 for the start node, otherwise one
+/// more than the least first depth of a predecessor position that reaches the node (every
+/// predecessor by a move without removal, at the node index its move reaches, and every
+/// predecessor by a move that removed a piece, at node 0; an immediate-win predecessor
+/// only when the search expanded those). `None` for a node no predecessor reached within
+/// the searched depths (and for indices past the last move).
+pub fn node_depths(
+    numbering: &GameNumbering,
+    summary: &FirstDepthSummary,
+    canon: &Position,
+    mut depth_at: impl FnMut(u64) -> Option<u32>,
+) -> [Option<u32>; 25] {
+    let geom = numbering.index().geometry();
+    let mut out = [None::<u32>; 25];
+    let max = summary.layers.len() as u32 - 1;
+    let mut offer = |p: &Position, j: usize, out: &mut [Option<u32>; 25]| {
+        let Some((g, _)) = numbering.global_of(p) else { return };
+        if !summary.expand_checkmates && is_immediate_win(geom, p) {
+            return;
+        }
+        if let Some(d) = depth_at(g).map(|d| d + 1).filter(|&d| d <= max) {
+            out[j] = Some(out[j].map_or(d, |b| b.min(d)));
+        }
+    };
+    unmoves_with_node_index(geom, canon, |u, j| offer(&u.pred, j, &mut out));
+    unmoves_removing(geom, canon, |u| offer(&u.pred, 0, &mut out));
+    if node_key(canon.code(), 0) == start_key(geom) {
+        out[0] = Some(0);
+    }
+    out
 }
