@@ -23,7 +23,7 @@ pub enum Format {
 /// Arguments of `ostledb export`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  ostledb export --format published --db ostle.db --out ./published     # (4,4): 161 files, 4.7 GB\n  ostledb export --digest --db ostle.db                                  # the digest only, no files\n  ostledb export --digest --verbose --max-pieces 8\n  python3 tools/published-digest.py ./published                          # the same digest from the files\n\nFiles `ostle_<n>_retrograde_output<NNNN>.txt`, numbered from 0000, of 1,000,000 lines\n(the last shorter), positions in ascending canonical code over every phase with at\nmost n pieces. A field is the published value v = N - 1 of a node (N plies; even v: the\nside to move wins), `0` for a draw, empty for a node no move leads to; an\nimmediate-win position is `code,checkmate`. With a stored BFS (`ostledb bfs --store`) the\nBFS files `ostle_<n>_bfs_output<NNNN>.txt` come first: a line per position with a\nreached node, `checkmate` after the code of an immediate win, field j the depth of node j.\nThe digest follows the published recipe: sha256 of every file's lines joined by LF,\nthen sha256 of those hex digests concatenated in file-name order (BFS files first)."
+    after_help = "Examples:\n  ostledb export --format published --db ostle.db --out ./published     # (4,4): 161 files, 4.7 GB\n  ostledb export --digest --db ostle.db                                  # the digest only, no files\n  ostledb export --digest --verbose --max-pieces 8\n  python3 tools/published-digest.py ./published                          # the same digest from the files\n\nFiles `ostle_<n>_retrograde_output<NNNN>.txt`, numbered from 0000, of 1,000,000 lines\n(the last shorter), positions in ascending canonical code over every phase with at\nmost n pieces. A field is the published value v = N - 1 of a node (N plies; even v: the\nside to move wins), `0` for a draw, empty for a node no move leads to; an\nimmediate-win position is `code,checkmate`. With a stored BFS (`ostledb bfs --store`, or by\npositions: `ostledb bfs --by-positions --store`, which covers the whole game) the\nBFS files `ostle_<n>_bfs_output<NNNN>.txt` come first: a line per position with a\nreached node, `checkmate` after the code of an immediate win, field j the depth of node j.\nThe digest follows the published recipe: sha256 of every file's lines joined by LF,\nthen sha256 of those hex digests concatenated in file-name order (BFS files first)."
 )]
 pub struct ExportArgs {
     /// The output format.
@@ -64,7 +64,7 @@ pub fn run(args: ExportArgs) -> Result<(), Error> {
     let t = Instant::now();
     let db = Database::open(&args.common.db)?;
     let reporter = CliReporter::new(args.common.quiet);
-    if db.bfs()?.is_none() {
+    if db.first_depths()?.is_none() && db.bfs()?.is_none() {
         reporter
             .note("the database stores no BFS (`ostledb bfs --store` adds one): only retrograde files are exported");
     }

@@ -39,8 +39,13 @@ pub const VERSION: u32 = 1;
 pub const HEADER_LEN: usize = 80;
 /// Size of one block index entry in bytes.
 pub const ENTRY_LEN: usize = 24;
-/// Positions per block.
+/// Positions per block this build writes (readers take any power of two from
+/// [`MIN_BLOCK`] to [`MAX_BLOCK`] that the header names).
 pub const BLOCK_POSITIONS: u32 = 1 << 16;
+/// The smallest block a reader accepts.
+pub const MIN_BLOCK: u32 = 1 << 8;
+/// The largest block a reader accepts.
+pub const MAX_BLOCK: u32 = 1 << 16;
 /// The depth byte of a position the search did not reach.
 pub const NOT_REACHED: u8 = u8::MAX;
 /// The file's name in a database directory.
@@ -190,6 +195,8 @@ pub struct FirstDepthFile {
     file: File,
     summary: FirstDepthSummary,
     entries: Vec<Entry>,
+    /// Positions per block.
+    per_block: u32,
     bytes: u64,
     numbering: GameNumbering,
     cache: Mutex<Vec<(usize, Arc<Vec<u8>>)>>,
@@ -226,7 +233,11 @@ impl FirstDepthFile {
                 format!("{len} bytes long, its header says {} (truncated or extended)", le_u64(&h, 48)),
             ));
         }
-        if le_u32(&h, 32) != BLOCK_POSITIONS || blocks != positions.div_ceil(BLOCK_POSITIONS as u64) {
+        let block = le_u32(&h, 32);
+        if !block.is_power_of_two()
+            || !(MIN_BLOCK..=MAX_BLOCK).contains(&block)
+            || blocks != positions.div_ceil(block as u64)
+        {
             return Err(corrupt(&path, "the header's block size or block count disagrees with its positions"));
         }
         let index_len = blocks * ENTRY_LEN as u64 + depths * 16;
@@ -272,7 +283,16 @@ impl FirstDepthFile {
                 format!("{positions} positions, but the game on this board has {}", numbering.len()),
             ));
         }
-        Ok(Some(FirstDepthFile { path, file, summary, entries, bytes: len, numbering, cache: Mutex::new(Vec::new()) }))
+        Ok(Some(FirstDepthFile {
+            path,
+            file,
+            summary,
+            entries,
+            per_block: block,
+            bytes: len,
+            numbering,
+            cache: Mutex::new(Vec::new()),
+        }))
     }
 
     /// What the file holds.
@@ -307,8 +327,8 @@ impl FirstDepthFile {
 
     /// The positions of block `b`.
     fn block_len(&self, b: usize) -> usize {
-        let first = b as u64 * BLOCK_POSITIONS as u64;
-        (self.summary.positions - first).min(BLOCK_POSITIONS as u64) as usize
+        let first = b as u64 * self.per_block as u64;
+        (self.summary.positions - first).min(self.per_block as u64) as usize
     }
 
     fn read_block(&self, b: usize) -> Result<Vec<u8>, Error> {
@@ -322,8 +342,7 @@ impl FirstDepthFile {
         let bad = |why: &str| {
             corrupt(&self.path, format!("block {b} (bytes {}..{}): {why}", e.offset, e.offset + e.len as u64))
         };
-        let raw =
-            zstd::bulk::decompress(&frame, BLOCK_POSITIONS as usize).map_err(|_| bad("not a valid zstd frame"))?;
+        let raw = zstd::bulk::decompress(&frame, self.per_block as usize).map_err(|_| bad("not a valid zstd frame"))?;
         let depths = self.summary.layers.len();
         if raw.len() != self.block_len(b) || raw.iter().any(|&d| d != NOT_REACHED && d as usize >= depths) {
             return Err(bad("its depths disagree with the header"));
@@ -352,8 +371,8 @@ impl FirstDepthFile {
         if g >= self.summary.positions {
             return Ok(None);
         }
-        let b = (g / BLOCK_POSITIONS as u64) as usize;
-        let d = self.block(b)?[(g % BLOCK_POSITIONS as u64) as usize];
+        let b = (g / self.per_block as u64) as usize;
+        let d = self.block(b)?[(g % self.per_block as u64) as usize];
         Ok((d != NOT_REACHED).then_some(d as u32))
     }
 
@@ -393,7 +412,7 @@ impl FirstDepthFile {
                 Error::InvalidArgument(format!("{} positions do not fit this machine's memory", self.summary.positions))
             })?
         ];
-        all.par_chunks_mut(BLOCK_POSITIONS as usize).enumerate().try_for_each(|(b, out)| {
+        all.par_chunks_mut(self.per_block as usize).enumerate().try_for_each(|(b, out)| {
             out.copy_from_slice(&self.read_block(b)?);
             Ok::<_, Error>(())
         })?;
