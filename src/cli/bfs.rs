@@ -29,7 +29,7 @@ pub enum ConventionArg {
 /// Arguments of `ostledb bfs`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  ostledb bfs\n  ostledb bfs --strict --max-depth 6 --json\n  ostledb bfs --max-depth 6 --board 22222-00000-00300-00000-11111\n\nWith --store, the depths are kept in --db for `query` and `export`.\n\nDepth 0 is the initial position. A node is (canonical position, forbidden move);\nthe published layers are 1, 9, 102, 954, 6329, 33052, 147620, 556811, 1863530, ...\n(strict: 1, 9, 99, 932, 6319, ...); the default reproduces them (checked to depth 13).\n\nThe whole game (the published run found 27 layers, depths 0..26):\n  ostledb bfs --by-positions --max-depth 200\n11.6 GB (a 4-byte mask of reached nodes per position, two frontier bitmaps) and about\n3 hours on 2 cores by the rate measured to depth 13 (345 s, 5.0 GB peak)."
+    after_help = "Examples:\n  ostledb bfs\n  ostledb bfs --strict --max-depth 6 --json\n  ostledb bfs --max-depth 6 --board 22222-00000-00300-00000-11111\n\nWith --store, the depths are kept in --db for `query` and `export`.\n\nDepth 0 is the initial position. A node is (canonical position, forbidden move);\nthe published layers are 1, 9, 102, 954, 6329, 33052, 147620, 556811, 1863530, ...\n(strict: 1, 9, 99, 932, 6319, ...); the default reproduces them (checked to depth 13).\n\nThe whole game (the published run found 27 layers, depths 0..26), kept for query:\n  ostledb bfs --by-positions --max-depth 200 --store --db ostle.db\n12.0 GB (11.2 GiB: a 4-byte mask of reached nodes and first depth per position, three\nbitmaps), about 2 hours on 2 cores."
 )]
 pub struct BfsArgs {
     /// Which moves expand a node: `published` plays all moves of the position (the
@@ -51,17 +51,17 @@ pub struct BfsArgs {
     /// plus working space of about the size of the last layer).
     #[arg(long, default_value_t = 400_000_000, value_name = "N")]
     pub max_nodes: u64,
-    /// Search over positions instead of node lists: 4.25 bytes per position of the game
-    /// and nothing per node, so the whole game to its last layer fits in 11.6 GB (the node
+    /// Search over positions instead of node lists: 4.375 bytes per position of the game
+    /// and nothing per node, so the whole game to its last layer fits in 12.0 GB (the node
     /// lists stop near depth 13). Published convention only; --max-nodes does not apply.
     /// With --board it reports the depth of the board's position's first node, and with
-    /// --store it keeps every position's first depth in `bfs-first-depths.zst` (1 more
-    /// byte per position while searching), from which `query` gives any node's depth.
+    /// --store it keeps every position's first depth in `bfs-first-depths.zst`,
+    /// from which `query` gives any node's depth.
     #[arg(long, conflicts_with_all = ["strict"])]
     pub by_positions: bool,
     /// With --by-positions: write the depth of every position's first node to FILE, one
     /// byte per position (255: not reached), the phases in solving order, each in its
-    /// index order (schema/FORMAT.md); 1 more byte per position in memory. Readable
+    /// index order (schema/FORMAT.md). Readable
     /// as it is, e.g. by numpy.fromfile(FILE, dtype=numpy.uint8).
     #[arg(long, value_name = "FILE", requires = "by_positions")]
     pub first_depths_out: Option<std::path::PathBuf>,
