@@ -3,13 +3,17 @@
 
 Usage:
     tools/check-whole-game.py [--db ./ostle.db] [--stats stats.json] [--ostledb target/release/ostledb]
+    tools/check-whole-game.py --bfs bfs.json [--bfs-only]
 
 Runs `ostledb stats --json` on the database (about 20 minutes for the whole game on 2
 cores; or reads a saved copy given with --stats) and `ostledb query` on the initial
 position, then checks them against tools/published-whole-game.json: position and
 immediate-win counts, non-trivial node counts, the value histogram of the non-trivial
-nodes (every distance), and the value of the initial position. Prints every difference
-and exits with 1 if there is any.
+nodes (every distance), and the value of the initial position. With --bfs, also the
+`--json` output of `ostledb bfs --by-positions --max-depth 255` against the published
+BFS layers (new nodes at every depth, the last depth, the total) and its count of
+positions no node of which is reachable; --bfs-only checks that alone. Prints every
+difference and exits with 1 if there is any.
 """
 
 import argparse
@@ -26,9 +30,17 @@ def main() -> int:
     ap.add_argument("--db", default="./ostle.db")
     ap.add_argument("--stats", help="a saved `ostledb stats --json` output instead of running it")
     ap.add_argument("--ostledb", default=str(HERE.parent / "target" / "release" / "ostledb"))
+    ap.add_argument("--bfs", help="the --json output of `ostledb bfs --by-positions --max-depth 255`")
+    ap.add_argument("--bfs-only", action="store_true", help="check only the --bfs output")
     args = ap.parse_args()
 
     pub = json.loads((HERE / "published-whole-game.json").read_text())
+    bad = []
+    if args.bfs:
+        bad += check_bfs(pub, json.loads(pathlib.Path(args.bfs).read_text()))
+        if args.bfs_only:
+            print("all equal" if not bad else f"differences: {', '.join(bad)}")
+            return 1 if bad else 0
     if args.stats:
         stats = json.loads(pathlib.Path(args.stats).read_text())
     else:
@@ -39,7 +51,6 @@ def main() -> int:
         print(f"the database holds phases up to {stats['max_pieces']} pieces; the published run is the whole game (10)")
         return 1
     total = stats["total"]
-    bad = []
 
     def check(what, ours, theirs):
         status = "ok" if ours == theirs else "DIFFERENT"
@@ -94,6 +105,35 @@ def main() -> int:
 
     print("all equal" if not bad else f"differences: {', '.join(bad)}")
     return 1 if bad else 0
+
+
+def check_bfs(pub, bfs):
+    """The layers of a whole-game BFS against the published ones; returns what differs."""
+    bad = []
+    theirs = pub["bfs_layers_published_convention"]
+    ours = [layer["nodes"] for layer in bfs["layers"]]
+    if bfs.get("convention") != "published" or not bfs.get("expand_checkmates", False):
+        print("the BFS is not of the published convention (checkmates expanded)")
+        return ["BFS convention"]
+    for d in range(max(len(ours), len(theirs))):
+        a = ours[d] if d < len(ours) else 0
+        b = theirs[d] if d < len(theirs) else 0
+        status = "ok" if a == b else "DIFFERENT"
+        print(f"BFS depth {d:>3}: new nodes ours {a:>16,}  published {b:>16,}  {status}")
+        if a != b:
+            bad.append(f"BFS depth {d}")
+    stop = bfs.get("stop", {}).get("reason")
+    print(f"BFS stop: {stop} (last depth {len(ours) - 1}, published {len(theirs) - 1})")
+    if stop != "exhausted":
+        bad.append("BFS not run to exhaustion")
+    total = bfs.get("total_nodes")
+    print(f"BFS nodes in all: ours {total:,}, published {sum(theirs):,}")
+    if total != sum(theirs):
+        bad.append("BFS total")
+    reached, positions = bfs.get("positions_reached") or (None, None)
+    if reached is not None:
+        print(f"positions with a reachable node: {reached:,} of {positions:,}; unreachable: {positions - reached:,}")
+    return bad
 
 
 if __name__ == "__main__":
