@@ -381,7 +381,7 @@ pub fn export_bfs_by_positions(
             break;
         }
         let fields: Vec<[Option<u32>; 25]> =
-            batch.par_iter().map(|p| node_depths(numbering, depths.summary(), p, at)).collect();
+            batch.par_iter().map(|p| node_depths(numbering, depths.summary(), p, None, at)).collect();
         for (p, f) in batch.iter().zip(&fields) {
             lines.position(p, f)?;
         }

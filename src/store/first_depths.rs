@@ -390,7 +390,10 @@ impl FirstDepthFile {
     /// [`node_depths`].
     pub fn node_depth(&self, canon: &Position, j: usize) -> Result<Option<u32>, Error> {
         let mut err = None;
-        let depths = node_depths(&self.numbering, &self.summary, canon, |g| match self.depth_at(g) {
+        if j >= 25 {
+            return Ok(None);
+        }
+        let depths = node_depths(&self.numbering, &self.summary, canon, Some(j), |g| match self.depth_at(g) {
             Ok(d) => d,
             Err(e) => {
                 err.get_or_insert(e);
@@ -441,17 +444,22 @@ impl FirstDepthFile {
 /// predecessor by a move without removal, at the node index its move reaches, and every
 /// predecessor by a move that removed a piece, at node 0; an immediate-win predecessor
 /// only when the search expanded those). `None` for a node no predecessor reached within
-/// the searched depths (and for indices past the last move).
+/// the searched depths (and for indices past the last move). With `only: Some(j)`, only
+/// node `j` is found (the others are `None`), reading only its predecessors' depths.
 pub fn node_depths(
     numbering: &GameNumbering,
     summary: &FirstDepthSummary,
     canon: &Position,
+    only: Option<usize>,
     mut depth_at: impl FnMut(u64) -> Option<u32>,
 ) -> [Option<u32>; 25] {
     let geom = numbering.index().geometry();
     let mut out = [None::<u32>; 25];
     let max = summary.layers.len() as u32 - 1;
     let mut offer = |p: &Position, j: usize, out: &mut [Option<u32>; 25]| {
+        if only.is_some_and(|o| o != j) {
+            return;
+        }
         let Some((g, _)) = numbering.global_of(p) else { return };
         if !summary.expand_checkmates && is_immediate_win(geom, p) {
             return;
@@ -461,8 +469,10 @@ pub fn node_depths(
         }
     };
     unmoves_with_node_index(geom, canon, |u, j| offer(&u.pred, j, &mut out));
-    unmoves_removing(geom, canon, |u| offer(&u.pred, 0, &mut out));
-    if node_key(canon.code(), 0) == start_key(geom) {
+    if only.is_none_or(|o| o == 0) {
+        unmoves_removing(geom, canon, |u| offer(&u.pred, 0, &mut out));
+    }
+    if only.is_none_or(|o| o == 0) && node_key(canon.code(), 0) == start_key(geom) {
         out[0] = Some(0);
     }
     out
