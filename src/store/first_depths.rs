@@ -188,8 +188,8 @@ pub fn write(
     Ok(len)
 }
 
-/// An open first-depth file: header and index checked, blocks read on demand (the last
-/// [`CACHED_BLOCKS`] kept), and the game's numbering to find a position's byte.
+/// An open first-depth file: header and index checked, blocks read on demand (the
+/// last 64 kept), and the game's numbering to find a position's byte.
 pub struct FirstDepthFile {
     path: PathBuf,
     file: File,
