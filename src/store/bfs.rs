@@ -18,7 +18,7 @@ use crate::error::{Error, FileKind, checksum_mismatch, corrupt, io};
 use crate::game::node::Convention;
 use crate::game::{Geometry, Phase};
 use crate::store::file::{
-    check_header, checksum, fault_point, le_u32, le_u64, open_existing, prefix, rename_durably, temp_name,
+    check_header, checksum, fault_point, le_u32, le_u64, open_existing, prefix, read_summed, rename_durably, temp_name,
 };
 
 /// The first 8 bytes of a BFS file.
@@ -350,14 +350,13 @@ impl BfsFile {
     }
 
     fn block(&self, b: usize) -> Result<Vec<(u64, u8)>, Error> {
-        use std::os::unix::fs::FileExt;
         let e = self.entries[b];
         let mut frame = vec![0u8; e.len as usize];
-        self.file.read_exact_at(&mut frame, e.offset).map_err(io(&self.path))?;
+        let intact = read_summed(&self.file, &self.path, e.offset, &mut frame, e.sum)?;
         let bad = |why: &str| {
             corrupt(&self.path, format!("block {b} (bytes {}..{}): {why}", e.offset, e.offset + e.len as u64))
         };
-        if checksum(&frame) != e.sum {
+        if !intact {
             return Err(self.block_mismatch(b, &e));
         }
         let raw =
@@ -399,12 +398,10 @@ impl BfsFile {
 
     /// Recompute every block's checksum; returns the bytes checked.
     pub fn check(&self) -> Result<u64, Error> {
-        use std::os::unix::fs::FileExt;
         let mut frame = Vec::new();
         for (b, e) in self.entries.iter().enumerate() {
             frame.resize(e.len as usize, 0);
-            self.file.read_exact_at(&mut frame, e.offset).map_err(io(&self.path))?;
-            if checksum(&frame) != e.sum {
+            if !read_summed(&self.file, &self.path, e.offset, &mut frame, e.sum)? {
                 return Err(self.block_mismatch(b, e));
             }
         }

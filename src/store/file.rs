@@ -297,6 +297,15 @@ pub fn read_capped(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// Read the `frame.len()` bytes at `offset` of `file` (at `path`, for errors) into
+/// `frame`, and say whether their XXH3-64 is `sum`: the one way a checksummed block of a
+/// BFS or first-depth file is read.
+pub fn read_summed(file: &File, path: &Path, offset: u64, frame: &mut [u8], sum: u64) -> Result<bool, Error> {
+    use std::os::unix::fs::FileExt;
+    file.read_exact_at(frame, offset).map_err(io(path))?;
+    Ok(checksum(frame) == sum)
+}
+
 /// Write all of `bytes`.
 pub fn put(w: &mut impl Write, bytes: &[u8]) -> std::io::Result<()> {
     w.write_all(bytes)

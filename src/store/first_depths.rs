@@ -28,7 +28,7 @@ use crate::game::node::{node_key, start_key};
 use crate::game::{Geometry, Phase, Position};
 use crate::index::GameNumbering;
 use crate::store::file::{
-    check_header, checksum, fault_point, le_u32, le_u64, open_existing, prefix, rename_durably, temp_name,
+    check_header, checksum, fault_point, le_u32, le_u64, open_existing, prefix, read_summed, rename_durably, temp_name,
 };
 
 /// The first 8 bytes of a first-depth file.
@@ -334,11 +334,10 @@ impl FirstDepthFile {
     }
 
     fn read_block(&self, b: usize) -> Result<Vec<u8>, Error> {
-        use std::os::unix::fs::FileExt;
         let e = self.entries[b];
         let mut frame = vec![0u8; e.len as usize];
-        self.file.read_exact_at(&mut frame, e.offset).map_err(io(&self.path))?;
-        if checksum(&frame) != e.sum {
+        let intact = read_summed(&self.file, &self.path, e.offset, &mut frame, e.sum)?;
+        if !intact {
             return Err(self.block_mismatch(b, &e));
         }
         let bad = |why: &str| {
@@ -426,12 +425,10 @@ impl FirstDepthFile {
 
     /// Recompute every block's checksum; returns the bytes checked.
     pub fn check(&self) -> Result<u64, Error> {
-        use std::os::unix::fs::FileExt;
         let mut frame = Vec::new();
         for (b, e) in self.entries.iter().enumerate() {
             frame.resize(e.len as usize, 0);
-            self.file.read_exact_at(&mut frame, e.offset).map_err(io(&self.path))?;
-            if checksum(&frame) != e.sum {
+            if !read_summed(&self.file, &self.path, e.offset, &mut frame, e.sum)? {
                 return Err(self.block_mismatch(b, e));
             }
         }
