@@ -272,18 +272,26 @@ async fn a_damaged_database_answers_500_and_the_server_goes_on() {
     let dir = std::env::temp_dir().join(format!("ostledb-serve-{}-damaged", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     build(&geometry(), &dir, 5, vec![Backend::Rank]);
-    // Damage the middle of every value file: its blocks, not its header or block index.
-    let data = ostledb::store::directory::current_data_dir(&dir).unwrap();
-    for f in std::fs::read_dir(&data).unwrap() {
-        let p = f.unwrap().path();
-        if p.extension().is_some_and(|e| e == "zst") {
-            let mut bytes = std::fs::read(&p).unwrap();
-            let mid = bytes.len() / 2;
-            for b in &mut bytes[mid - 8..mid + 8] {
-                *b ^= 0x5a;
-            }
-            std::fs::write(&p, bytes).unwrap();
+    // Damage the middle block of every value file, not its header, model or block index.
+    let spans: Vec<(std::path::PathBuf, (u64, u64))> = {
+        let db = Database::open(&dir).unwrap();
+        db.index()
+            .phases()
+            .iter()
+            .map(|p| {
+                let f = db.values(p.phase()).unwrap();
+                (f.path().to_path_buf(), f.block_span(f.blocks() / 2))
+            })
+            .collect()
+    };
+    for (p, (start, end)) in spans {
+        let mut bytes = std::fs::read(&p).unwrap();
+        let mid = ((start + end) / 2) as usize;
+        let (from, to) = ((mid - 8).max(start as usize), (mid + 8).min(end as usize));
+        for b in &mut bytes[from..to] {
+            *b ^= 0x5a;
         }
+        std::fs::write(&p, bytes).unwrap();
     }
     let db = Arc::new(Database::open(&dir).unwrap());
     let app = router(db.clone(), &Limits::default());

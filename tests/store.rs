@@ -373,19 +373,19 @@ fn foreign_magic_and_future_versions_are_refused_with_a_clear_reason() {
     bad[24..32].copy_from_slice(&sum.to_le_bytes());
     std::fs::write(&file, &bad).unwrap();
     let e = Database::open(&dir).unwrap_err();
-    assert!(matches!(e, Error::NewerFormat { found: 9, max: 3, .. }), "{e:?}");
-    assert!(e.to_string().contains("format v9") && e.to_string().contains("reads up to v3"), "{e}");
+    assert!(matches!(e, Error::NewerFormat { found: 9, max: 4, .. }), "{e:?}");
+    assert!(e.to_string().contains("format v9") && e.to_string().contains("reads up to v4"), "{e}");
     let file = files.join("values-2-2.zst");
     let good_v = std::fs::read(&file).unwrap();
     std::fs::write(dir.join(meta::FILE), &good).unwrap();
     let mut bad = good_v.clone();
-    bad[8] = 4;
+    bad[8] = 5;
     let sum = ostledb::store::file::checksum(&bad[..64]);
     bad[64..72].copy_from_slice(&sum.to_le_bytes());
     std::fs::write(&file, &bad).unwrap();
     let e = Database::open(&dir).unwrap_err();
-    assert!(matches!(e, Error::NewerFormat { found: 4, max: 3, .. }), "{e:?}");
-    assert!(e.to_string().contains("format v4") && e.to_string().contains("reads up to v3"), "{e}");
+    assert!(matches!(e, Error::NewerFormat { found: 5, max: 4, .. }), "{e:?}");
+    assert!(e.to_string().contains("format v5") && e.to_string().contains("reads up to v4"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -405,10 +405,10 @@ fn check_golden(version: u32) {
     for p in db.index().phases() {
         let f = db.values(p.phase()).unwrap();
         f.check().unwrap();
-        // v1 stores loss distances, v2 and v3 (as written by default) elide them, and
-        // v3 fills immediate wins.
+        // v1 stores loss distances, v2 to v4 (as written by default) elide them, and
+        // v3 and v4 fill immediate wins.
         assert_eq!((f.version(), f.elides_losses()), (version, version >= 2));
-        assert_eq!(f.fills_immediate_wins(), version == 3);
+        assert_eq!(f.fills_immediate_wins(), version >= 3);
         keys::check(Backend::Sorted, &data(&dir), p).unwrap();
         let exact = ostledb::store::load_phase(&dir, &g, p.phase(), p.len()).unwrap().unwrap();
         for i in 0..p.len() {
@@ -436,6 +436,11 @@ fn the_v2_golden_database_still_reads() {
 #[test]
 fn the_v3_golden_database_still_reads() {
     check_golden(3);
+}
+
+#[test]
+fn the_v4_golden_database_still_reads() {
+    check_golden(4);
 }
 
 /// `Records` through a database gives the same move values as the library's own
@@ -473,15 +478,19 @@ fn probe_with_a_previous_board_uses_the_forbidden_move() {
     assert!(checked > 100, "{checked}");
 }
 
-/// Writes `tests/data/golden-v3`, the golden database of the current format (run once
+/// Writes `tests/data/golden-v4`, the golden database of the current format (run once
 /// per format version, with the name changed, then commit the files).
 #[test]
 #[ignore = "writes the golden database of the current format; run by hand when the format changes"]
-fn write_golden_v3() {
+fn write_golden_v4() {
     let g = Geometry::new(3, 3).unwrap();
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden-v3");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden-v4");
     let _ = std::fs::remove_dir_all(&dir);
-    build(&g, &dir, 6, vec![Backend::Rank, Backend::Sorted]);
+    let opts = SolveOptions { dir: Some(dir.to_path_buf()), ..SolveOptions::default() };
+    solve_into(&g, 6, &opts, |_| Ok(())).expect("solve");
+    let values = WriteOptions { format: 4, block: 256, ..WriteOptions::default() };
+    let p = PackOptions { values, backends: vec![Backend::Rank, Backend::Sorted], keep_work: false };
+    pack(&dir, &g, 6, &p, |_| {}).expect("pack");
 }
 
 /// A stored breadth-first search answers every node's depth exactly as the search in
@@ -545,7 +554,7 @@ fn elided_loss_distances_come_back_exact() {
     build(&g, &elided, 6, vec![Backend::Rank]);
     let opts = SolveOptions { dir: Some(kept.clone()), ..SolveOptions::default() };
     solve_into(&g, 6, &opts, |_| Ok(())).expect("solve");
-    let values = WriteOptions { block: 256, level: 3, elide_losses: false, filled_wins: true };
+    let values = WriteOptions { format: 3, block: 256, level: 3, elide_losses: false, filled_wins: true };
     pack(&kept, &g, 6, &PackOptions { values, backends: vec![Backend::Rank], keep_work: false }, |_| {}).unwrap();
     let (mut small, mut large) = (0, 0);
     for p in sol.index().phases() {
@@ -594,9 +603,15 @@ fn elided_loss_distances_come_back_exact() {
         .expect("a win");
     let r = &mut records.raw_mut()[i as usize];
     *r = Packed(*r).with_base(ELIDED_LOSS).0;
-    write_values(&data(&elided), &g, &records, WriteOptions { block: 256, level: 3, ..WriteOptions::default() })
-        .unwrap();
+    let written =
+        write_values(&data(&elided), &g, &records, WriteOptions { block: 256, level: 3, ..WriteOptions::default() })
+            .unwrap();
     assert!(data(&elided).join(file_name(ph)).is_file());
+    // The file's length is the metadata's (a v4 file's model changed with the values).
+    let mut m = meta::read(&elided).unwrap().unwrap();
+    let k = m.phases.iter().position(|q| (q.player as u32, q.opponent as u32) == (ph.player, ph.opponent)).unwrap();
+    m.phases[k].value_bytes = written.len;
+    meta::write(&elided, &m).unwrap();
     let db = Database::open(&elided).unwrap();
     let e = db.probe(&p.position_at(i), None).unwrap_err();
     assert!(matches!(e, Error::Corrupt { .. }) && e.to_string().contains("stored as a loss"), "{e}");
@@ -621,7 +636,8 @@ fn pack_rewrites_value_files_from_any_version() {
         std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
     }
     for elide in [true, false] {
-        let values = WriteOptions { block: 100, level: 3, elide_losses: elide, filled_wins: elide };
+        let format = if elide { 4 } else { 3 };
+        let values = WriteOptions { format, block: 100, level: 3, elide_losses: elide, filled_wins: elide };
         let opts = PackOptions { values, backends: vec![Backend::Rank, Backend::Sorted], keep_work: false };
         pack(&dir, &g, 6, &opts, |_| {}).unwrap();
         let db = Database::open(&dir).unwrap();
@@ -630,7 +646,7 @@ fn pack_rewrites_value_files_from_any_version() {
             let f = db.values(p.phase()).unwrap();
             assert_eq!(
                 (f.version(), f.elides_losses(), f.fills_immediate_wins(), f.block_positions()),
-                (3, elide, elide, 100)
+                (format, elide, elide, 100)
             );
         }
         check_against(&db, &sol, 3);
@@ -687,9 +703,9 @@ fn format_cases(name: &str) -> (PathBuf, Vec<FileCase>) {
     let v = std::fs::read(&vpath).unwrap();
     let blocks = le_u32(&v, 28) as u64;
     assert!(blocks >= 3, "{blocks} value blocks");
-    let (index_at, b) = (le_u64(&v, 32) as usize, blocks / 2);
-    let entry = index_at + 24 * b as usize;
-    let (offset, len) = (le_u64(&v, entry) as usize, le_u32(&v, entry + 8) as usize);
+    let b = blocks / 2;
+    let (offset, end) = values::ValueFile::open(&data(&dir), &g, ph, n).unwrap().block_span(b as u32);
+    let (offset, len) = (offset as usize, (end - offset) as usize);
     let bpath = dir.join(bfs::file_name(Convention::Published));
     let f = std::fs::read(&bpath).unwrap();
     let entry = le_u64(&f, 40) as usize + 32;

@@ -12,6 +12,7 @@ pub mod keys;
 pub mod meta;
 pub mod pack;
 pub mod phasefile;
+pub mod value_model;
 pub mod values;
 
 pub use db::{Database, OpenOptions};

@@ -69,6 +69,60 @@ enum Source<'a> {
     AsStored(values::Stream<'a>),
 }
 
+/// A phase's records as packed: read from their source, unreachable special moves
+/// dropped, counted into the phase's metadata, immediate wins filled.
+struct PackRecords<'a, 'm> {
+    source: Source<'a>,
+    dir: &'a Path,
+    geom: &'a Geometry,
+    phase: &'a crate::index::PhaseIndex,
+    /// The index of the next record.
+    at: u64,
+    meta: &'m mut PhaseMeta,
+    fill: bool,
+}
+
+impl values::Records for PackRecords<'_, '_> {
+    fn read(&mut self, buf: &mut [u64]) -> Result<(), Error> {
+        match &mut self.source {
+            Source::Solver(r) => {
+                r.read(buf)?;
+                if !r.specials_pruned() {
+                    drop_unreachable_specials(self.geom, self.phase, self.at, buf);
+                }
+            }
+            Source::Resolved(v) => buf.copy_from_slice(&v.raw()[self.at as usize..self.at as usize + buf.len()]),
+            Source::AsStored(stream) => stream.read(buf)?,
+        }
+        count(buf, self.meta);
+        if self.fill {
+            values::fill_immediate_wins(buf);
+        }
+        self.at += buf.len() as u64;
+        Ok(())
+    }
+
+    /// Start again; the solver's file is read through once first (its checksum checked).
+    fn rewind(&mut self) -> Result<(), Error> {
+        match &mut self.source {
+            Source::Solver(r) => {
+                let (ph, n) = (self.phase.phase(), self.phase.len());
+                let again = RecordReader::open(self.dir, self.geom, ph, n)?.ok_or_else(|| Error::MissingDatabase {
+                    path: self.dir.to_path_buf(),
+                    phase: ph.to_string(),
+                    max_pieces: ph.pieces(),
+                })?;
+                std::mem::replace(r, again).finish()?;
+            }
+            Source::Resolved(_) => {}
+            Source::AsStored(stream) => stream.rewind(),
+        }
+        self.at = 0;
+        (self.meta.win, self.meta.loss, self.meta.draw) = (0, 0, 0);
+        Ok(())
+    }
+}
+
 fn count(records: &[u64], m: &mut PhaseMeta) {
     let (w, l, d) = crate::record::value::tally(records.iter().map(|&r| Packed(r).base()));
     (m.win, m.loss, m.draw) = (m.win + w, m.loss + l, m.draw + d);
@@ -124,7 +178,7 @@ pub fn pack(
                 e => e,
             })?),
         };
-        let mut source = match (solver, &old) {
+        let source = match (solver, &old) {
             (Some(r), _) => Source::Solver(r),
             (None, Some(f)) if f.elides_losses() && !opts.values.elide_losses => {
                 Source::Resolved(crate::store::load_phase(dir, geom, ph, p.len())?.ok_or_else(missing)?)
@@ -132,34 +186,10 @@ pub fn pack(
             (None, Some(f)) => Source::AsStored(values::Stream::new(f)),
             (None, None) => return Err(missing()),
         };
-        let mut at = 0u64;
-        let s = values::write(
-            new.path(),
-            geom,
-            ph,
-            p.len(),
-            opts.values,
-            |buf| {
-                match &mut source {
-                    Source::Solver(r) => {
-                        r.read(buf)?;
-                        if !r.specials_pruned() {
-                            drop_unreachable_specials(geom, p, at, buf);
-                        }
-                    }
-                    Source::Resolved(v) => buf.copy_from_slice(&v.raw()[at as usize..at as usize + buf.len()]),
-                    Source::AsStored(stream) => stream.read(buf)?,
-                }
-                count(buf, &mut m);
-                if opts.values.filled_wins {
-                    values::fill_immediate_wins(buf);
-                }
-                at += buf.len() as u64;
-                Ok(())
-            },
-            |_| {},
-        )?;
-        if let Source::Solver(r) = source {
+        let mut records =
+            PackRecords { source, dir, geom, phase: p, at: 0, meta: &mut m, fill: opts.values.filled_wins };
+        let s = values::write(new.path(), geom, ph, p.len(), opts.values, &mut records, |_| {})?;
+        if let Source::Solver(r) = records.source {
             r.finish()?;
         }
         m.value_bytes = s.len;
