@@ -272,12 +272,25 @@ impl BlockCache {
 
     /// The block `key`, decoding it with `load` when it is not cached.
     pub fn get_or_load<E>(&self, key: u64, load: impl FnOnce() -> Result<Decoded, E>) -> Result<Arc<Decoded>, E> {
+        self.get_or_load_covering(key, 0, load)
+    }
+
+    /// The block `key` holding at least `n` positions (a block may be cached decoded
+    /// only up to a position), decoding it with `load` when it is not cached so.
+    pub fn get_or_load_covering<E>(
+        &self,
+        key: u64,
+        n: usize,
+        load: impl FnOnce() -> Result<Decoded, E>,
+    ) -> Result<Arc<Decoded>, E> {
         let shard = self.shard(key);
         {
             let mut s = shard.lock().unwrap_or_else(|p| p.into_inner());
             s.tick += 1;
             let tick = s.tick;
-            if let Some((d, t)) = s.map.get_mut(&key) {
+            if let Some((d, t)) = s.map.get_mut(&key)
+                && d.len() >= n
+            {
                 *t = tick;
                 return Ok(d.clone());
             }
@@ -293,11 +306,20 @@ impl BlockCache {
             s.bytes -= old.bytes();
         }
         s.bytes += add;
-        while s.bytes > self.per_shard && s.map.len() > 1 {
-            let victim = s.map.iter().filter(|(k, _)| **k != key).min_by_key(|(_, (_, t))| *t).map(|(k, _)| *k);
-            let Some(v) = victim else { break };
-            if let Some((old, _)) = s.map.remove(&v) {
-                s.bytes -= old.bytes();
+        if s.bytes > self.per_shard && s.map.len() > 1 {
+            // Evict the least recently used blocks down to 7/8 of the budget in one sort,
+            // so that a full cache of many small blocks pays O(log n) per insert, not a
+            // scan of the shard.
+            let mut by_age: Vec<(u64, u64, usize)> =
+                s.map.iter().filter(|(k, _)| **k != key).map(|(k, (d, t))| (*t, *k, d.bytes())).collect();
+            by_age.sort_unstable();
+            let target = self.per_shard - self.per_shard / 8;
+            for (_, k, bytes) in by_age {
+                if s.bytes <= target {
+                    break;
+                }
+                s.map.remove(&k);
+                s.bytes -= bytes;
             }
         }
         Ok(d)

@@ -396,23 +396,26 @@ impl Database {
         if located.len() < 2 || self.cache.budget() < DECODE_AHEAD_MIN_CACHE || rayon::current_num_threads() < 2 {
             return;
         }
-        let mut missing: Vec<(Phase, u32)> = located
+        // Each block missing from the cache, with the last of its positions asked for
+        // (a coded block is decoded only that far).
+        let mut missing: Vec<(Phase, u32, usize)> = located
             .iter()
             .filter_map(|&(ph, idx)| {
                 let values = &self.slot(ph).ok()?.values;
-                let b = u32::try_from(idx / values.block_positions() as u64).ok()?;
-                (!values.is_cached(b)).then_some((ph, b))
+                let k = values.block_positions() as u64;
+                let (b, i) = (u32::try_from(idx / k).ok()?, (idx % k) as usize);
+                (!values.covers(b, i)).then_some((ph, b, i))
             })
             .collect();
-        missing.sort_unstable();
-        missing.dedup();
+        missing.sort_unstable_by_key(|x| (x.0, x.1, std::cmp::Reverse(x.2)));
+        missing.dedup_by_key(|x| (x.0, x.1));
         if missing.len() < 2 {
             return;
         }
         use rayon::prelude::*;
-        missing.par_iter().for_each(|&(ph, b)| {
+        missing.par_iter().for_each(|&(ph, b, i)| {
             if let Ok(slot) = self.slot(ph) {
-                let _ = slot.values.decoded(b);
+                let _ = slot.values.decoded_to(b, i);
             }
         });
     }

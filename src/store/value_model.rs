@@ -489,6 +489,15 @@ impl Model {
     /// exactly and ends in the state the writer began with. That catches most damage,
     /// not all (see the test `damage_is_refused_not_decoded`): the file checksums blocks.
     pub fn decode_planes(&self, bytes: &[u8], m: usize) -> Result<Vec<u8>, Damage> {
+        self.decode_prefix(bytes, m, m)
+    }
+
+    /// Decode the first `n` records (`n <= m`) of a block of `m`, into planes of `n`
+    /// positions: a reader that needs position `i` decodes `i + 1`, half a block on
+    /// average. The stream's end is checked only when `n == m` (the file's block
+    /// checksum covers every byte either way).
+    pub fn decode_prefix(&self, bytes: &[u8], m: usize, n: usize) -> Result<Vec<u8>, Damage> {
+        let n = n.min(m);
         thread_local! {
             static SCRATCH: std::cell::RefCell<(Vec<u16>, Vec<u8>, Vec<Val>)> = const {
                 std::cell::RefCell::new((Vec::new(), Vec::new(), Vec::new()))
@@ -497,11 +506,11 @@ impl Model {
         SCRATCH.with(|s| {
             let (joint, views, specials) = &mut *s.borrow_mut();
             joint.clear();
-            joint.resize(m, 0);
+            joint.resize(n, 0);
             views.clear();
-            views.resize(m, 0);
+            views.resize(n, 0);
             specials.clear();
-            self.decode_into(bytes, m, joint, views, specials)
+            self.decode_into(bytes, n, n == m, joint, views, specials)
         })
     }
 
@@ -509,6 +518,7 @@ impl Model {
         &self,
         bytes: &[u8],
         m: usize,
+        whole: bool,
         joint: &mut [u16],
         views: &mut [u8],
         specials: &mut Vec<Val>,
@@ -589,7 +599,7 @@ impl Model {
         if at > bytes.len() {
             return Err(SHORT);
         }
-        if at != bytes.len() || x != LOW {
+        if whole && (at != bytes.len() || x != LOW) {
             return Err("its coded stream does not end where it should");
         }
         planes.reserve_exact(2 * specials.len());
@@ -642,6 +652,10 @@ mod tests {
                 let planes = model.decode_planes(&coded, b.len()).unwrap();
                 assert_eq!(planes, encode_block(b));
                 assert_eq!(decode_block(&planes, b.len()).unwrap(), b);
+                // Any prefix decodes to the planes of those records alone.
+                for n in [0, 1, b.len() / 3, b.len().saturating_sub(1)] {
+                    assert_eq!(model.decode_prefix(&coded, b.len(), n).unwrap(), encode_block(&b[..n]));
+                }
             }
         }
     }

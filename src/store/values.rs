@@ -856,6 +856,12 @@ impl ValueFile {
 
     /// The decoded planes of block `b` (its checksum and length checked).
     fn planes(&self, b: u32) -> Result<Vec<u8>, Error> {
+        self.planes_of(b, self.positions_in(b))
+    }
+
+    /// The decoded planes of the first `n` positions of block `b` at least (all of a
+    /// zstd block; exactly `n` of a coded one), its checksum checked.
+    fn planes_of(&self, b: u32, n: usize) -> Result<Vec<u8>, Error> {
         let bad = |why: &str| corrupt(&self.path, format!("block {b}: {why}"));
         match &self.layout {
             Layout::Zstd(entries) => {
@@ -876,7 +882,7 @@ impl ValueFile {
                 if checksum(&bytes) as u32 != c.sums[b as usize] {
                     return Err(self.block_mismatch(b as usize, start, end));
                 }
-                c.model.decode_planes(&bytes, self.positions_in(b)).map_err(bad)
+                c.model.decode_prefix(&bytes, self.positions_in(b), n).map_err(bad)
             }
         }
     }
@@ -911,15 +917,29 @@ impl ValueFile {
 
     /// True if the decoded block `b` is in the cache.
     pub fn is_cached(&self, b: u32) -> bool {
-        self.cache.with(self.cache_id | b as u64, |_| ()).is_some()
+        self.covers(b, 0)
+    }
+
+    /// True if block `b` is in the cache decoded up to position `i` of the block at least.
+    pub fn covers(&self, b: u32, i: usize) -> bool {
+        self.cache.with(self.cache_id | b as u64, |d| d.len() > i).unwrap_or(false)
     }
 
     /// The decoded block `b`, from the cache or read, checked and decompressed.
     pub fn decoded(&self, b: u32) -> Result<Arc<Decoded>, Error> {
-        self.cache.get_or_load(self.cache_id | b as u64, || {
-            let raw = self.planes(b)?;
-            Decoded::from_planes(raw, self.positions_in(b), self.elided)
-                .map_err(|why| corrupt(&self.path, format!("block {b}: {why}")))
+        self.decoded_to(b, self.positions_in(b) - 1)
+    }
+
+    /// Block `b` decoded up to its position `i` at least, from the cache or read and
+    /// checked. A coded (v4) block is decoded up to the end of the 64 positions that
+    /// hold `i`, and again further when a later read needs more of it.
+    pub fn decoded_to(&self, b: u32, i: usize) -> Result<Arc<Decoded>, Error> {
+        let m = self.positions_in(b);
+        let n = ((i / 64 + 1) * 64).min(m);
+        self.cache.get_or_load_covering(self.cache_id | b as u64, i + 1, || {
+            let raw = self.planes_of(b, n)?;
+            let n = if matches!(self.layout, Layout::Coded(_)) { n } else { m };
+            Decoded::from_planes(raw, n, self.elided).map_err(|why| corrupt(&self.path, format!("block {b}: {why}")))
         })
     }
 
@@ -951,10 +971,10 @@ impl ValueFile {
         }
         let b = (idx / self.block as u64) as u32;
         let i = (idx % self.block as u64) as usize;
-        if let Some(r) = self.cache.with(self.cache_id | b as u64, |d| d.record(i)) {
+        if let Some(Some(r)) = self.cache.with(self.cache_id | b as u64, |d| (i < d.len()).then(|| d.record(i))) {
             return Ok(r);
         }
-        Ok(self.decoded(b)?.record(i))
+        Ok(self.decoded_to(b, i)?.record(i))
     }
 
     /// Every record, decoded in parallel, in index order, handed to `sink` block by block.
@@ -1163,6 +1183,12 @@ mod tests {
                 let f = ValueFile::open(&dir, &g, ph, n).unwrap();
                 assert!(f.version() == 4 && f.elides_losses());
                 for i in (0..n).rev() {
+                    assert_eq!(f.record(i).unwrap(), want(i));
+                }
+                // In order, through a file of its own: each block is decoded a part at a
+                // time, further as reads go on.
+                let f = ValueFile::open(&dir, &g, ph, n).unwrap();
+                for i in 0..n {
                     assert_eq!(f.record(i).unwrap(), want(i));
                 }
                 assert!(f.record(n).is_err());
