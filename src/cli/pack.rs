@@ -19,7 +19,7 @@ use crate::store::values::{
 /// Arguments of `ostledb pack`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "`ostledb solve` packs its results itself; run this to pack again with other settings\n(it reads the solver's phase value files if kept with --keep-work, else the value files).\n\nExamples:\n  ostledb pack --db ostle.db --backend rank --backend sorted\n  ostledb pack --db ostle.db --value-format 4     # 12% smaller, slower cold lookups\n  ostledb pack --db old.db                        # rewrite an older database as v4 (value files v3)"
+    after_help = "`ostledb solve` packs its results itself; run this to pack again with other settings\n(it reads the solver's phase value files if kept with --keep-work, else the value files).\n\nExamples:\n  ostledb pack --db ostle.db --backend rank --backend sorted\n  ostledb pack --db ostle.db --value-format 4     # 9.5% smaller on the whole game\n  ostledb pack --db old.db                        # rewrite an older database as v4 (value files v3)"
 )]
 pub struct PackArgs {
     /// Pack the phases with at most this many pieces (default: every phase present).
@@ -35,17 +35,18 @@ pub struct PackArgs {
 /// How the store is written (shared by `solve` and `pack`).
 #[derive(Debug, Clone, Args)]
 pub struct StoreArgs {
-    /// Value file version: 3 (zstd blocks of 32,768 positions) or 4 (blocks of 1,024
-    /// coded with a context model of each phase: the whole game in 0.907 GB instead of
-    /// 1.032, but cold lookups about 1.7x slower on average; losses elided only).
+    /// Value file version: 3 (zstd blocks of 32,768 positions) or 4 (blocks of 512
+    /// coded with a context model of each phase: the whole game in 0.934 GB instead of
+    /// 1.032, cold lookups about as fast as v3's in a first measurement; losses elided
+    /// only).
     #[arg(long, value_name = "VERSION", default_value_t = DEFAULT_FORMAT, value_parser = clap::value_parser!(u32).range(3..=4))]
     pub value_format: u32,
     /// zstd level of v3 value blocks (1..=22). On (4,4), 19 packs about 4x slower than
     /// the default 15 for 2.5% fewer bytes; 9 is about 8x faster and 12% larger.
     #[arg(long, default_value_t = DEFAULT_LEVEL, value_parser = clap::value_parser!(i32).range(1..=22))]
     pub level: i32,
-    /// Positions per value block: a lookup decodes one block (default 1,024 in v4,
-    /// 32,768 in v3; v4 takes at most 65,536).
+    /// Positions per value block: a lookup decodes one block (default 512 in v4, 32,768
+    /// in v3; v4 takes at most 8,192).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=MAX_BLOCK as i64))]
     pub block: Option<u32>,
     /// Key index to build (repeat for several; the first is the default for queries):

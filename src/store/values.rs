@@ -2,11 +2,11 @@
 //! with a block index, so that one lookup decodes one small block.
 //!
 //! The byte layout is normative and documented in `schema/FORMAT.md` ("Value file").
-//! **v4** (written when asked: `pack --value-format 4`) codes blocks of 1,024 positions
+//! **v4** (written when asked: `pack --value-format 4`) codes blocks of 512 positions
 //! with a static context model of the whole phase, stored in the file
-//! (`store::value_model`): the whole game is 12% smaller than in v3, but a block decodes
-//! at about 25 ns a position, so cold lookups are slower than v3's today. **v1 to v3**
-//! (v3 is the default) hold zstd frames: a 72-byte header (64 in v1), the blocks, then the block index
+//! (`store::value_model`): the whole game is 9.5% smaller than in v3, and a block is
+//! decoded only as far as a read needs (at about 25 ns a position). **v1 to v3** (v3 is
+//! the default) hold zstd frames: a 72-byte header (64 in v1), the blocks, then the block index
 //! (offset, compressed and decoded length, xxh3 checksum of each block). Either way a
 //! block of `m` positions decodes to
 //!
@@ -85,9 +85,10 @@ pub const ENTRY_LEN_V4: usize = 6;
 /// cold probe decodes half as much, for 2% more bytes (ARCHITECTURE.md, "Value blocks").
 pub const DEFAULT_BLOCK: u32 = 1 << 15;
 /// Positions per block of v4 unless asked otherwise (ARCHITECTURE.md, "Value blocks").
-pub const DEFAULT_BLOCK_V4: u32 = 1 << 10;
-/// The value file version written unless asked otherwise: v3, whose cold lookups are
-/// faster than v4's today (v4 is 12% smaller; ARCHITECTURE.md, "Value blocks").
+pub const DEFAULT_BLOCK_V4: u32 = 1 << 9;
+/// The value file version written unless asked otherwise: v3 (v4 is 9.5% smaller, its
+/// cold lookups about as fast in a first, noisy measurement; ARCHITECTURE.md, "Value
+/// blocks").
 pub const DEFAULT_FORMAT: u32 = 3;
 /// Largest positions per block of v4: a symbol codes in at most 15 bits, so a block of
 /// 8,192 positions (three symbols each at most) fits the u16 length of its index entry.
@@ -118,7 +119,8 @@ pub fn file_name(phase: Phase) -> String {
 #[derive(Clone, Copy, Debug)]
 pub struct WriteOptions {
     /// The value file version: 3 (zstd frames, the default) or 4 (a context model per
-    /// phase, 12% smaller on the whole game; losses elided only).
+    /// phase, 9.5% smaller on the whole game at 512 positions a block; losses elided
+    /// only).
     pub format: u32,
     /// Positions per block.
     pub block: u32,
