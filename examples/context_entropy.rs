@@ -8,13 +8,12 @@
 //! ```text
 //! cargo run --release --example context_entropy -- DB 5,5 64
 //! ```
+#[path = "common/sampled_runs.rs"]
+mod common;
+use common::{RUN, sampled_runs};
 use ostledb::game::Phase;
 use ostledb::record::Packed;
-use ostledb::store::values::fill_immediate_wins;
-use rayon::prelude::*;
 use std::collections::HashMap;
-
-const RUN: usize = 1 << 16;
 
 fn sym(code: u16) -> u32 {
     match code {
@@ -47,22 +46,9 @@ fn main() {
     let h: usize = 25 - a as usize - b as usize;
     let db = ostledb::store::Database::open(dir).unwrap();
     let vf = db.values(phase).unwrap();
-    let k0 = vf.block_positions() as usize;
     let runs = (vf.len() as usize).div_ceil(RUN);
     let starts: Vec<usize> = (0..runs).step_by(every).map(|r| r * RUN).collect();
-    let sampled: Vec<Vec<u64>> = (0..runs)
-        .step_by(every)
-        .collect::<Vec<_>>()
-        .par_iter()
-        .map(|&r| {
-            let mut recs = Vec::with_capacity(RUN);
-            for b in (r * RUN / k0)..((r + 1) * RUN / k0).min(vf.blocks() as usize) {
-                recs.extend(vf.block(b as u32).unwrap());
-            }
-            fill_immediate_wins(&mut recs);
-            recs.iter().map(|&r| Packed(r).elided().0).collect()
-        })
-        .collect();
+    let sampled: Vec<Vec<u64>> = sampled_runs(vf, every);
     let n: u64 = sampled.iter().map(|r| r.len() as u64).sum();
     let names = [
         "none",

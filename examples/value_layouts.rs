@@ -9,14 +9,14 @@
 //! ```text
 //! cargo run --release --example value_layouts -- DB 5,5 8192,16384,32768,65536 15,19 64
 //! ```
+#[path = "common/sampled_runs.rs"]
+mod common;
+use common::{RUN, sampled_runs};
 use ostledb::game::Phase;
 use ostledb::record::Packed;
-use ostledb::store::values::{encode_block, fill_immediate_wins};
-use rayon::prelude::*;
+use ostledb::store::values::encode_block;
 use std::time::Instant;
 use zstd::zstd_safe::{CCtx, CParameter, DCtx};
-
-const RUN: usize = 1 << 16;
 
 /// One byte for an elided value code: draw 0, loss 1, `Win(d)` `d + 1`.
 fn sym(code: u16) -> u8 {
@@ -71,23 +71,9 @@ fn main() {
         .unwrap_or_else(|| vec![[0, 0, 0]]);
     let db = ostledb::store::Database::open(dir).unwrap();
     let vf = db.values(phase).unwrap();
-    let k0 = vf.block_positions() as usize;
-    assert!(RUN.is_multiple_of(k0));
     let runs = (vf.len() as usize).div_ceil(RUN);
     let t = Instant::now();
-    let sampled: Vec<Vec<u64>> = (0..runs)
-        .step_by(every)
-        .collect::<Vec<_>>()
-        .par_iter()
-        .map(|&r| {
-            let mut recs = Vec::with_capacity(RUN);
-            for b in (r * RUN / k0)..((r + 1) * RUN / k0).min(vf.blocks() as usize) {
-                recs.extend(vf.block(b as u32).unwrap());
-            }
-            fill_immediate_wins(&mut recs);
-            recs.iter().map(|&r| Packed(r).elided().0).collect()
-        })
-        .collect();
+    let sampled: Vec<Vec<u64>> = sampled_runs(vf, every);
     let n: usize = sampled.iter().map(|r| r.len()).sum();
     let specials = sampled.iter().flatten().filter(|&&r| Packed(r).special_move() != 0).count();
     eprintln!(

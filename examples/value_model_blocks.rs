@@ -8,14 +8,14 @@
 //! ```text
 //! cargo run --release --example value_model_blocks -- DB 5,5 64 512,1024,2048,4096
 //! ```
+#[path = "common/sampled_runs.rs"]
+mod common;
+use common::{RUN, sampled_runs};
 use ostledb::game::Phase;
-use ostledb::record::Packed;
 use ostledb::store::value_model::{Counts, Model};
-use ostledb::store::values::{encode_block, fill_immediate_wins};
+use ostledb::store::values::encode_block;
 use rayon::prelude::*;
 use std::time::Instant;
-
-const RUN: usize = 1 << 16;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -28,21 +28,8 @@ fn main() {
     let side = db.meta().side as usize;
     let d = side * side - (phase.player + phase.opponent) as usize;
     let vf = db.values(phase).unwrap();
-    let k0 = vf.block_positions() as usize;
     let runs = (vf.len() as usize).div_ceil(RUN);
-    let sampled: Vec<Vec<u64>> = (0..runs)
-        .step_by(every)
-        .collect::<Vec<_>>()
-        .par_iter()
-        .map(|&r| {
-            let mut recs = Vec::with_capacity(RUN);
-            for b in (r * RUN / k0)..((r + 1) * RUN / k0).min(vf.blocks() as usize) {
-                recs.extend(vf.block(b as u32).unwrap());
-            }
-            fill_immediate_wins(&mut recs);
-            recs.iter().map(|&r| Packed(r).elided().0).collect()
-        })
-        .collect();
+    let sampled: Vec<Vec<u64>> = sampled_runs(vf, every);
     let n: usize = sampled.iter().map(|r| r.len()).sum();
     eprintln!("{phase}: {} of {runs} runs, {n} positions, d = {d}", sampled.len());
     // zstd as v3 writes it, for reference.

@@ -365,6 +365,16 @@ fn batch_positions(block: u32) -> usize {
     blocks * block as usize
 }
 
+/// Create the file under its temporary name, with room for the header that
+/// [`finish`] writes last.
+fn create(tmp: &Path) -> Result<std::io::BufWriter<File>, Error> {
+    fault_point("create").map_err(io(tmp))?;
+    let f = File::create(tmp).map_err(io(tmp))?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 22, f);
+    w.write_all(&[0u8; HEADER_LEN]).map_err(io(tmp))?;
+    Ok(w)
+}
+
 /// Write the file's tail and header: the index after the blocks, then the header over
 /// its placeholder; fsync. Returns the summary with the file's length.
 fn finish(
@@ -395,10 +405,7 @@ fn write_zstd(
     mut progress: impl FnMut(u64),
 ) -> Result<Summary, Error> {
     let (count, block) = (summary.count, summary.block as usize);
-    fault_point("create").map_err(io(tmp))?;
-    let f = File::create(tmp).map_err(io(tmp))?;
-    let mut w = std::io::BufWriter::with_capacity(1 << 22, f);
-    w.write_all(&[0u8; HEADER_LEN]).map_err(io(tmp))?;
+    let mut w = create(tmp)?;
     let mut entries = Vec::with_capacity(summary.blocks as usize);
     let mut offset = HEADER_LEN as u64;
     let batch = (64usize).max(4 * rayon::current_num_threads());
@@ -498,10 +505,7 @@ fn write_coded(
     // The model's tables are mostly small counts: zstd takes them to about a third.
     let model_bytes = zstd::bulk::compress(&model.to_bytes(), 19).map_err(io(tmp))?;
     let model_len = u32::try_from(model_bytes.len()).map_err(|_| Error::InvalidArgument("model too large".into()))?;
-    fault_point("create").map_err(io(tmp))?;
-    let f = File::create(tmp).map_err(io(tmp))?;
-    let mut w = std::io::BufWriter::with_capacity(1 << 22, f);
-    w.write_all(&[0u8; HEADER_LEN]).map_err(io(tmp))?;
+    let mut w = create(tmp)?;
     w.write_all(&model_bytes).map_err(io(tmp))?;
     w.write_all(&checksum(&model_bytes).to_le_bytes()).map_err(io(tmp))?;
     let mut offset = (HEADER_LEN + model_bytes.len() + 8) as u64;
