@@ -12,14 +12,12 @@ use crate::game::{Geometry, Phase};
 use crate::store::Backend;
 use crate::store::pack::{PackOptions, add_backend, pack};
 use crate::store::phasefile::phase_file;
-use crate::store::values::{
-    DEFAULT_BLOCK, DEFAULT_BLOCK_V4, DEFAULT_FORMAT, DEFAULT_LEVEL, MAX_BLOCK, WriteOptions, file_name,
-};
+use crate::store::values::{DEFAULT_FORMAT, DEFAULT_LEVEL, MAX_BLOCK, WriteOptions, file_name};
 
 /// Arguments of `ostledb pack`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "`ostledb solve` packs its results itself; run this to pack again with other settings\n(it reads the solver's phase value files if kept with --keep-work, else the value files).\n\nExamples:\n  ostledb pack --db ostle.db --backend rank --backend sorted\n  ostledb pack --db ostle.db --value-format 4     # 9.5% smaller on the whole game\n  ostledb pack --db old.db                        # rewrite an older database as v4 (value files v3)"
+    after_help = "`ostledb solve` packs its results itself; run this to pack again with other settings\n(it reads the solver's phase value files if kept with --keep-work, else the value files).\n\nExamples:\n  ostledb pack --db ostle.db --backend rank --backend sorted\n  ostledb pack --db old.db                        # rewrite an older database's values as v4\n  ostledb pack --db ostle.db --value-format 3     # zstd blocks: 4.9% larger, cold queries ~2.7x slower"
 )]
 pub struct PackArgs {
     /// Pack the phases with at most this many pieces (default: every phase present).
@@ -35,18 +33,20 @@ pub struct PackArgs {
 /// How the store is written (shared by `solve` and `pack`).
 #[derive(Debug, Clone, Args)]
 pub struct StoreArgs {
-    /// Value file version: 3 (zstd blocks of 32,768 positions) or 4 (blocks of 512
-    /// coded with a context model of each phase: the whole game in 0.934 GB instead of
-    /// 1.032, cold lookups about as fast as v3's in a first measurement; losses elided
-    /// only).
-    #[arg(long, value_name = "VERSION", default_value_t = DEFAULT_FORMAT, value_parser = clap::value_parser!(u32).range(3..=4))]
-    pub value_format: u32,
+    /// Value file version: 4 (the default unless --keep-loss-distances: small blocks
+    /// coded with a context model of each phase; the whole game in 0.984 GB, cold
+    /// queries about 2.7x faster than v3's; losses elided only) or 3 (zstd blocks of
+    /// 32,768 positions; the whole game in 1.032 GB; the default with
+    /// --keep-loss-distances).
+    #[arg(long, value_name = "VERSION", value_parser = clap::value_parser!(u32).range(3..=4))]
+    pub value_format: Option<u32>,
     /// zstd level of v3 value blocks (1..=22). On (4,4), 19 packs about 4x slower than
     /// the default 15 for 2.5% fewer bytes; 9 is about 8x faster and 12% larger.
     #[arg(long, default_value_t = DEFAULT_LEVEL, value_parser = clap::value_parser!(i32).range(1..=22))]
     pub level: i32,
-    /// Positions per value block: a lookup decodes one block (default 512 in v4, 32,768
-    /// in v3; v4 takes at most 8,192).
+    /// Positions per value block: a lookup decodes (part of) one block. Default: in v4,
+    /// 256 in a phase of 2^28 positions or more and 1,024 in a smaller one ((4,4): within
+    /// 3.4% of v2's size); 32,768 in v3. v4 takes at most 8,192.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=MAX_BLOCK as i64))]
     pub block: Option<u32>,
     /// Key index to build (repeat for several; the first is the default for queries):
@@ -74,11 +74,11 @@ pub struct StoreArgs {
 impl StoreArgs {
     /// The options these arguments give.
     pub fn options(&self) -> PackOptions {
-        let format = self.value_format;
+        let format = self.value_format.unwrap_or(if self.keep_loss_distances { 3 } else { DEFAULT_FORMAT });
         PackOptions {
             values: WriteOptions {
                 format,
-                block: self.block.unwrap_or(if format == 4 { DEFAULT_BLOCK_V4 } else { DEFAULT_BLOCK }),
+                block: self.block.unwrap_or(0),
                 level: self.level,
                 elide_losses: !self.keep_loss_distances,
                 filled_wins: !self.keep_immediate_wins,

@@ -197,33 +197,46 @@ struct Slot {
     sym: u16,
 }
 
-/// Where a context's slots start, and its most probable slot (so that decoding it
-/// needs no other read).
+/// Where a context's slots start.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Head {
     start: u32,
-    freq: u16,
-    sym: u16,
-    /// Where the context's jump table starts in [`Table::jumps`], or [`NO_JUMPS`].
-    jump: u32,
 }
 
-/// A context with more slots than this gets a jump table.
-const JUMP_MIN: usize = 6;
-/// Jump table entries per context: the state's low [`SCALE`] bits cut into this many
-/// equal ranges, each entry the first slot (from the context's start) that reaches
-/// into its range, so a decoder scans one or two slots instead of dozens.
-const JUMPS: usize = 32;
-const NO_JUMPS: u32 = u32::MAX;
+/// Slots of a context a decoder finds in its [`Line`]: the most probable ones.
+const LINE: usize = 16;
+/// A [`Line`]'s symbol for none: past the context's slots, or a context with none.
+const NO_SYMBOL: u16 = u16::MAX;
+
+/// A context's first [`LINE`] slots in one cache line, for the decoder: each slot's last
+/// state (`cum + freq - 1`, ascending; `TOTAL - 1` past the context's slots, where no
+/// state is below it) and symbol. The slot of a state is the number of lasts below it:
+/// sixteen comparisons with no branch, and one read of memory for the whole context,
+/// which is what decoding a cold block waits on (a model's tables are megabytes; a
+/// table of jumps, a head and a slot apart cost three reads and measured slower).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C, align(64))]
+struct Line {
+    last: [u16; LINE],
+    sym: [u16; LINE],
+}
+
+impl Default for Line {
+    fn default() -> Line {
+        Line { last: [(TOTAL - 1) as u16; LINE], sym: [NO_SYMBOL; LINE] }
+    }
+}
 
 /// The distributions of one kind: context `c` owns `slots[heads[c].start..heads[c +
-/// 1].start]`, most probable first (so decoding usually stops at the first slot, which
-/// its head repeats).
+/// 1].start]`, most probable first; its first [`LINE`] are `lines[c]` too, and the
+/// next ones, [`LINE`] a line, `more[more_at[c]..more_at[c + 1]]`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct Table {
     heads: Vec<Head>,
     slots: Vec<Slot>,
-    jumps: Vec<u16>,
+    lines: Vec<Line>,
+    more: Vec<Line>,
+    more_at: Vec<u32>,
 }
 
 impl Table {
@@ -232,32 +245,63 @@ impl Table {
         &self.slots[self.heads[c].start as usize..self.heads[c + 1].start as usize]
     }
 
-    /// Set every head from the slots (each context's start already in place).
-    fn set_heads(&mut self) {
-        self.jumps.clear();
-        for c in 0..self.heads.len() - 1 {
-            let (a, b) = (self.heads[c].start as usize, self.heads[c + 1].start as usize);
-            let (freq, sym) = if a < b { (self.slots[a].freq, self.slots[a].sym) } else { (0, 0) };
-            self.heads[c].freq = freq;
-            self.heads[c].sym = sym;
-            self.heads[c].jump = NO_JUMPS;
-            if b - a > JUMP_MIN {
-                self.heads[c].jump = self.jumps.len() as u32;
-                let slots = &self.slots[a..b];
-                for k in 0..JUMPS {
-                    let at = (k * (TOTAL as usize / JUMPS)) as u32;
-                    let first = slots.iter().position(|s| at < s.cum as u32 + s.freq as u32).unwrap_or(0);
-                    self.jumps.push(first as u16);
-                }
+    /// Set every context's lines from its slots (each context's start in place).
+    fn set_lines(&mut self) {
+        let line = |slots: &[Slot]| {
+            let mut line = Line::default();
+            for (k, s) in slots.iter().enumerate() {
+                line.last[k] = (s.cum as u32 + s.freq as u32 - 1) as u16;
+                line.sym[k] = s.sym;
+            }
+            line
+        };
+        let contexts = self.heads.len() - 1;
+        let (mut lines, mut more, mut more_at) = (Vec::with_capacity(contexts), Vec::new(), Vec::new());
+        for c in 0..contexts {
+            let mut chunks = self.context(c).chunks(LINE);
+            lines.push(chunks.next().map_or_else(Line::default, line));
+            more_at.push(more.len() as u32);
+            more.extend(chunks.map(line));
+        }
+        more_at.push(more.len() as u32);
+        (self.lines, self.more, self.more_at) = (lines, more, more_at);
+    }
+
+    /// The slot of context `c` that holds `slot` (a state's low [`SCALE`] bits), `None`
+    /// if the context has none.
+    #[inline(always)]
+    fn find(&self, c: usize, slot: u32) -> Option<Slot> {
+        // The slots below `slot` in a line; `before`: the first state of the line.
+        #[inline(always)]
+        fn within(line: &Line, slot: u32, before: u32) -> Result<Option<Slot>, u32> {
+            // Lasts are at most TOTAL - 1 < 2^15, so they compare as i16 (which
+            // vectorises).
+            let k = line.last.iter().map(|&l| ((l as i16) < slot as i16) as usize).sum::<usize>();
+            if k == LINE {
+                return Err(line.last[LINE - 1] as u32 + 1);
+            }
+            let cum = if k == 0 { before } else { line.last[k - 1] as u32 + 1 };
+            let sym = line.sym[k];
+            Ok((sym != NO_SYMBOL).then(|| Slot { cum: cum as u16, freq: (line.last[k] as u32 + 1 - cum) as u16, sym }))
+        }
+        let mut before = match within(&self.lines[c], slot, 0) {
+            Ok(s) => return s,
+            Err(next) => next,
+        };
+        for line in &self.more[self.more_at[c] as usize..self.more_at[c + 1] as usize] {
+            match within(line, slot, before) {
+                Ok(s) => return s,
+                Err(next) => before = next,
             }
         }
+        None
     }
 
     /// Build from each context's counts (`row(c)`: counts indexed by symbol).
     fn from_counts<'a>(contexts: usize, row: impl Fn(usize) -> &'a [u32]) -> Table {
-        let mut t = Table { heads: Vec::with_capacity(contexts + 1), slots: Vec::new(), jumps: Vec::new() };
+        let mut t = Table { heads: Vec::with_capacity(contexts + 1), ..Table::default() };
         for c in 0..contexts {
-            t.heads.push(Head { start: t.slots.len() as u32, ..Head::default() });
+            t.heads.push(Head { start: t.slots.len() as u32 });
             let counts: Vec<(u16, u64)> =
                 row(c).iter().enumerate().filter(|x| *x.1 != 0).map(|(k, &x)| (k as u16, x as u64)).collect();
             if counts.is_empty() {
@@ -269,8 +313,8 @@ impl Table {
                 cum += freq as u32;
             }
         }
-        t.heads.push(Head { start: t.slots.len() as u32, ..Head::default() });
-        t.set_heads();
+        t.heads.push(Head { start: t.slots.len() as u32 });
+        t.set_lines();
         t
     }
 
@@ -293,7 +337,7 @@ impl Table {
         if used > contexts {
             return Err("the value model has more contexts than it can");
         }
-        let mut t = Table { heads: vec![Head::default(); contexts + 1], slots: Vec::new(), jumps: Vec::new() };
+        let mut t = Table { heads: vec![Head::default(); contexts + 1], ..Table::default() };
         let mut next = 0usize;
         for _ in 0..used {
             let c = r.u32()? as usize;
@@ -323,7 +367,7 @@ impl Table {
         for e in &mut t.heads[next..] {
             e.start = t.slots.len() as u32;
         }
-        t.set_heads();
+        t.set_lines();
         Ok(t)
     }
 }
@@ -383,6 +427,17 @@ fn quantise(counts: &[(u16, u64)]) -> Vec<(u16, u16)> {
     f[0].1 += TOTAL - sum;
     f.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     f.into_iter().map(|(s, x)| (s, x as u16)).collect()
+}
+
+/// What [`Model::shape`] reports of one table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TableShape {
+    /// Contexts with at least one symbol.
+    pub contexts: usize,
+    /// (context, symbol) pairs.
+    pub slots: usize,
+    /// Bytes of the decoder's tables in memory.
+    pub bytes: usize,
 }
 
 /// Why a model or a block cannot be read.
@@ -445,6 +500,20 @@ impl Model {
         bits
     }
 
+    /// The shape of each table (base values, special moves, special values): contexts
+    /// used, slots, and the bytes of the decoder's tables.
+    pub fn shape(&self) -> [TableShape; 3] {
+        [&self.base, &self.moves, &self.special].map(|t| TableShape {
+            contexts: (0..t.heads.len() - 1).filter(|&c| !t.context(c).is_empty()).count(),
+            slots: t.slots.len(),
+            bytes: std::mem::size_of_val(&t.heads[..])
+                + std::mem::size_of_val(&t.slots[..])
+                + std::mem::size_of_val(&t.lines[..])
+                + std::mem::size_of_val(&t.more[..])
+                + std::mem::size_of_val(&t.more_at[..]),
+        })
+    }
+
     /// The context distance `d`.
     pub fn distance(&self) -> usize {
         self.d
@@ -497,115 +566,172 @@ impl Model {
     /// average. The stream's end is checked only when `n == m` (the file's block
     /// checksum covers every byte either way).
     pub fn decode_prefix(&self, bytes: &[u8], m: usize, n: usize) -> Result<Vec<u8>, Damage> {
-        let n = n.min(m);
         thread_local! {
-            static SCRATCH: std::cell::RefCell<(Vec<u16>, Vec<u8>, Vec<Val>)> = const {
-                std::cell::RefCell::new((Vec::new(), Vec::new(), Vec::new()))
-            };
+            static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
         }
-        SCRATCH.with(|s| {
-            let (joint, views, specials) = &mut *s.borrow_mut();
-            joint.clear();
-            joint.resize(n, 0);
-            views.clear();
-            views.resize(n, 0);
-            specials.clear();
-            self.decode_into(bytes, n, n == m, joint, views, specials)
+        SCRATCH.with(|scratch| {
+            let mut scratch = scratch.borrow_mut();
+            let mut s = Block::new(self, bytes, m, n, &mut scratch)?;
+            while s.i < s.n {
+                s.step()?;
+            }
+            s.finish()
         })
     }
+}
 
-    fn decode_into(
-        &self,
-        bytes: &[u8],
+/// What a decoder needs besides its output, kept from block to block by each thread
+/// (a cold query decodes dozens of blocks, and allocating costs as much as a few
+/// positions' decoding).
+#[derive(Default)]
+struct Scratch {
+    joint: Vec<u16>,
+    views: Vec<u8>,
+    specials: Vec<Val>,
+}
+
+/// One block being decoded: the coder's state and the positions decoded so far.
+struct Block<'a> {
+    model: &'a Model,
+    /// Joint values and views of the positions (after [`PAD`] before the block), and the
+    /// special values in order.
+    joint: &'a mut Vec<u16>,
+    views: &'a mut Vec<u8>,
+    specials: &'a mut Vec<Val>,
+    bytes: &'a [u8],
+    /// The rANS state, and where its next byte is.
+    x: u32,
+    at: usize,
+    /// The block's last special move so far ([`MOVES`] before the first).
+    last: usize,
+    /// The next position, how many to decode, and whether that is the whole block.
+    i: usize,
+    n: usize,
+    whole: bool,
+    /// Base code low bytes, high bytes and special moves, `n` each.
+    planes: Vec<u8>,
+}
+
+const SHORT: Damage = "its coded stream ends early";
+/// Positions a decoder keeps before a block's first, so that contexts need no test of
+/// where they are: more than `d + 1` of any board (at most 25 squares).
+const PAD: usize = 32;
+
+impl<'a> Block<'a> {
+    fn new(
+        model: &'a Model,
+        bytes: &'a [u8],
         m: usize,
-        whole: bool,
-        joint: &mut [u16],
-        views: &mut [u8],
-        specials: &mut Vec<Val>,
-    ) -> Result<Vec<u8>, Damage> {
-        const SHORT: Damage = "its coded stream ends early";
-        let d = self.d;
+        n: usize,
+        scratch: &'a mut Scratch,
+    ) -> Result<Block<'a>, Damage> {
+        let n = n.min(m);
+        if model.d + 2 > PAD {
+            return Err("its model's context distance is too long");
+        }
         if bytes.len() < 4 {
             return Err(SHORT);
         }
-        let mut x = u32::from_be_bytes(bytes[..4].try_into().expect("4 bytes"));
+        let x = u32::from_be_bytes(bytes[..4].try_into().expect("4 bytes"));
         if !(LOW..LOW << 8).contains(&x) {
             return Err("its coded stream does not begin in a coder's state");
         }
-        let mut at = 4usize;
-        let mut last = MOVES;
-        let mut planes = Vec::with_capacity(3 * m + m / 2);
-        planes.resize(3 * m, 0u8);
-        let (lo, rest) = planes.split_at_mut(m);
-        let (hi, mv) = rest.split_at_mut(m);
-        macro_rules! decode {
-            ($table:expr, $ctx:expr) => {{
-                let c = $ctx;
-                let slot = x & (TOTAL - 1);
-                let head = $table.heads[c];
-                let s = if slot < head.freq as u32 {
-                    Slot { cum: 0, freq: head.freq, sym: head.sym }
-                } else {
-                    let slots = $table.context(c);
-                    let from = if head.jump == NO_JUMPS {
-                        1
-                    } else {
-                        $table.jumps[head.jump as usize + slot as usize / (TOTAL as usize / JUMPS)] as usize
-                    };
-                    match slots.iter().skip(from).find(|s| slot < s.cum as u32 + s.freq as u32) {
-                        Some(s) => *s,
-                        None => return Err("it codes a value its model does not have"),
-                    }
-                };
-                x = (s.freq as u32).wrapping_mul(x >> SCALE).wrapping_add(slot).wrapping_sub(s.cum as u32);
-                // At most two bytes come in (x >= 2^8 here): without a branch, from the
-                // padded copy (a stream read past its end is refused below).
-                let n = (x < LOW) as usize + (x < LOW >> 8) as usize;
-                let two = match bytes.get(at..at + 2) {
-                    Some(b) => u16::from_be_bytes([b[0], b[1]]) as u32,
-                    // Bytes past the end read as zero: a stream that uses them is
-                    // refused below.
-                    None => (bytes.get(at).copied().unwrap_or(0) as u32) << 8,
-                };
-                x = x << (8 * n) | two >> (8 * (2 - n));
-                at += n;
-                s.sym as usize
-            }};
+        let mut planes = Vec::with_capacity(3 * n + n / 2);
+        planes.resize(3 * n, 0u8);
+        // Positions before the block: joint values that equal no value and no other
+        // (so that every agreement with them is false, as in `base_context`), views
+        // [`NONE`].
+        let Scratch { joint, views, specials } = scratch;
+        joint.clear();
+        joint.extend((0..PAD).map(|k| u16::MAX - k as u16));
+        joint.resize(PAD + n, 0);
+        views.clear();
+        views.resize(PAD, NONE as u8);
+        views.resize(PAD + n, 0);
+        specials.clear();
+        Ok(Block { model, joint, views, specials, bytes, x, at: 4, last: MOVES, i: 0, n, whole: n == m, planes })
+    }
+
+    /// The next symbol, under context `c` of table `t`.
+    #[inline(always)]
+    fn symbol(&mut self, t: &Table, c: usize) -> Result<usize, Damage> {
+        let slot = self.x & (TOTAL - 1);
+        let Some(s) = t.find(c, slot) else {
+            return Err("it codes a value its model does not have");
+        };
+        let x = (s.freq as u32).wrapping_mul(self.x >> SCALE).wrapping_add(slot).wrapping_sub(s.cum as u32);
+        // At most two bytes come in (x >= 2^8 here): without a branch.
+        let n = (x < LOW) as usize + (x < LOW >> 8) as usize;
+        let two = match self.bytes.get(self.at..self.at + 2) {
+            Some(b) => u16::from_be_bytes([b[0], b[1]]) as u32,
+            // Bytes past the end read as zero: a stream that uses them is refused.
+            None => (self.bytes.get(self.at).copied().unwrap_or(0) as u32) << 8,
+        };
+        self.x = x << (8 * n) | two >> (8 * (2 - n));
+        self.at += n;
+        Ok(s.sym as usize)
+    }
+
+    /// Decode position `i` (which is below `n`).
+    #[inline(always)]
+    fn step(&mut self) -> Result<(), Damage> {
+        let (i, d, n, model) = (self.i, self.model.d, self.n, self.model);
+        // `base_context`, with the padding standing in for the tests of `i`.
+        let (joint, p) = (&*self.joint, PAD + i);
+        let (prev, back) = (joint[p - 1], joint[p - d]);
+        let alike = joint[p - 2] == prev;
+        let copying = prev == joint[p - 1 - d];
+        let copying2 = joint[p - 2] == joint[p - 2 - d];
+        let ahead = d >= 2 && joint[p + 1 - d] == back;
+        let bits = (alike as usize) << 3 | (copying as usize) << 2 | (copying2 as usize) << 1 | ahead as usize;
+        let ctx = (bits * VIEWS + self.views[p - 1] as usize) * VIEWS + self.views[p - d] as usize;
+        let r = self.symbol(&model.base, ctx)?;
+        // A select, not a branch: which of the three is the hardest thing to predict.
+        let j = if r == SAME_AS_PREVIOUS {
+            prev
+        } else if r == SAME_AS_BACK {
+            back
+        } else {
+            (r - 2) as u16
+        } as usize;
+        if j >= 2 * KEYS {
+            return Err("it codes a value its model does not have");
         }
-        for i in 0..m {
-            let (ctx, prev, back) = base_context(joint, views, i, d);
-            let j = match decode!(self.base, ctx) {
-                SAME_AS_PREVIOUS => prev,
-                SAME_AS_BACK => back,
-                r => Some(r - 2),
-            };
-            let Some(j) = j else { return Err("it codes a value its model does not have") };
-            let (k, has) = (j >> 1, j & 1);
-            joint[i] = j as u16;
-            views[i] = (2 * bucket(k) + has) as u8;
-            [lo[i], hi[i]] = code_of(k).to_le_bytes();
-            if has != 0 {
-                let mprev = last;
-                let mback = if i >= d { mv[i - d] as usize } else { MOVES };
-                let s = decode!(self.moves, move_context(bucket(k), mprev, mback));
-                if s == 0 {
-                    return Err("it codes a special move 0");
-                }
-                mv[i] = s as u8;
-                last = s;
-                specials.push(code_of(decode!(self.special, k)));
+        let (k, has) = (j >> 1, j & 1);
+        self.joint[p] = j as u16;
+        self.views[p] = (2 * bucket(k) + has) as u8;
+        [self.planes[i], self.planes[n + i]] = code_of(k).to_le_bytes();
+        if has != 0 {
+            let mback = if i >= d { self.planes[2 * n + i - d] as usize } else { MOVES };
+            let s = self.symbol(&model.moves, move_context(bucket(k), self.last, mback))?;
+            if s == 0 {
+                return Err("it codes a special move 0");
             }
+            self.planes[2 * n + i] = s as u8;
+            self.last = s;
+            let v = code_of(self.symbol(&model.special, k)?);
+            self.specials.push(v);
         }
-        if at > bytes.len() {
+        self.i += 1;
+        Ok(())
+    }
+
+    /// The planes of value file v3 (`schema/FORMAT.md`): base code low bytes, high
+    /// bytes, special moves, then the special values' low and high bytes; for a whole
+    /// block, after checking that the stream is used up exactly and ends in the state
+    /// the writer began with.
+    fn finish(mut self) -> Result<Vec<u8>, Damage> {
+        if self.at > self.bytes.len() {
             return Err(SHORT);
         }
-        if whole && (at != bytes.len() || x != LOW) {
+        if self.whole && (self.at != self.bytes.len() || self.x != LOW) {
             return Err("its coded stream does not end where it should");
         }
-        planes.reserve_exact(2 * specials.len());
-        planes.extend(specials.iter().map(|v| v.to_le_bytes()[0]));
-        planes.extend(specials.iter().map(|v| v.to_le_bytes()[1]));
-        Ok(planes)
+        let sp = &*self.specials;
+        self.planes.reserve_exact(2 * sp.len());
+        self.planes.extend(sp.iter().map(|v| v.to_le_bytes()[0]));
+        self.planes.extend(sp.iter().map(|v| v.to_le_bytes()[1]));
+        Ok(self.planes)
     }
 }
 
@@ -656,6 +782,30 @@ mod tests {
                 for n in [0, 1, b.len() / 3, b.len().saturating_sub(1)] {
                     assert_eq!(model.decode_prefix(&coded, b.len(), n).unwrap(), encode_block(&b[..n]));
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn a_line_finds_the_slot_a_scan_finds() {
+        // Contexts of 0, 1, 2, 15, 16, 17 and 200 symbols with uneven counts: every
+        // state of each against a scan of the context's slots.
+        let sizes = [0usize, 1, 2, 15, 16, 17, 200];
+        let rows: Vec<Vec<u32>> = sizes
+            .iter()
+            .enumerate()
+            .map(|(c, &k)| {
+                (0..256)
+                    .map(|s| if s < k { 1 + ((s * 7919 + c) % 97) as u32 * (s as u32 % 5 + 1) } else { 0 })
+                    .collect()
+            })
+            .collect();
+        let t = Table::from_counts(sizes.len(), |c| &rows[c]);
+        for c in 0..sizes.len() {
+            assert_eq!(t.context(c).len(), sizes[c]);
+            for slot in 0..TOTAL {
+                let naive = t.context(c).iter().find(|s| slot < s.cum as u32 + s.freq as u32).copied();
+                assert_eq!(t.find(c, slot), naive, "context {c}, state {slot}");
             }
         }
     }

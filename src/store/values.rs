@@ -84,20 +84,36 @@ pub const ENTRY_LEN_V4: usize = 6;
 /// Positions per block of v3 unless asked otherwise: half the 65,536 of v1 and v2, so a
 /// cold probe decodes half as much, for 2% more bytes (ARCHITECTURE.md, "Value blocks").
 pub const DEFAULT_BLOCK: u32 = 1 << 15;
-/// Positions per block of v4 unless asked otherwise (ARCHITECTURE.md, "Value blocks").
-pub const DEFAULT_BLOCK_V4: u32 = 1 << 9;
-/// The value file version written unless asked otherwise: v3 (v4 is 9.5% smaller, its
-/// cold lookups about as fast in a first, noisy measurement; ARCHITECTURE.md, "Value
-/// blocks").
-pub const DEFAULT_FORMAT: u32 = 3;
+/// Positions per block of v4 unless asked otherwise, in a phase of at least
+/// [`LARGE_PHASE`] positions (ARCHITECTURE.md, "Value blocks"): a cold read decodes a
+/// quarter of a block on average, and the large phases are where cold queries read most.
+pub const DEFAULT_BLOCK_V4: u32 = 1 << 8;
+/// Positions per block of v4 unless asked otherwise, in a smaller phase ((4,4) on the
+/// 5x5 board): it stays within 3.4% of v2's size, where 256 would cost it 19%, and its
+/// cold queries read a third as many blocks as the larger phases'.
+pub const DEFAULT_BLOCK_V4_SMALL: u32 = 1 << 10;
+/// Phases of at least this many positions get [`DEFAULT_BLOCK_V4`].
+pub const LARGE_PHASE: u64 = 1 << 28;
+
+/// Positions per block of a `count`-position phase's value file of version `format`
+/// unless asked otherwise.
+pub fn default_block(format: u32, count: u64) -> u32 {
+    match format {
+        4 if count >= LARGE_PHASE => DEFAULT_BLOCK_V4,
+        4 => DEFAULT_BLOCK_V4_SMALL,
+        _ => DEFAULT_BLOCK,
+    }
+}
+/// The value file version written unless asked otherwise: v4 (the whole game 4.6%
+/// smaller than in v3, cold queries about 2.7x faster, (4,4) packed twice as fast;
+/// ARCHITECTURE.md, "Value blocks"). A file that keeps loss distances is v3.
+pub const DEFAULT_FORMAT: u32 = 4;
 /// Largest positions per block of v4: a symbol codes in at most 15 bits, so a block of
 /// 8,192 positions (three symbols each at most) fits the u16 length of its index entry.
 pub const MAX_BLOCK_V4: u32 = 1 << 13;
 /// Largest decoded v4 model a reader accepts (a bound on what a file may ask it to
 /// allocate; a whole-game phase's is about 1.5 MB).
 const MAX_MODEL: usize = 1 << 26;
-/// v4 block offsets are kept as u32 within groups of this many blocks.
-const GROUP: usize = 1 << 16;
 /// The zstd level unless asked otherwise: on (4,4), level 19 packs 4x slower than 15
 /// for 2.5% fewer bytes (ARCHITECTURE.md, "Value blocks").
 pub const DEFAULT_LEVEL: i32 = 15;
@@ -122,7 +138,7 @@ pub struct WriteOptions {
     /// phase, 9.5% smaller on the whole game at 512 positions a block; losses elided
     /// only).
     pub format: u32,
-    /// Positions per block.
+    /// Positions per block; 0 for [`default_block`] of the format and the phase.
     pub block: u32,
     /// zstd compression level (1..=22; v3 only).
     pub level: i32,
@@ -136,13 +152,7 @@ pub struct WriteOptions {
 
 impl Default for WriteOptions {
     fn default() -> WriteOptions {
-        WriteOptions {
-            format: DEFAULT_FORMAT,
-            block: DEFAULT_BLOCK,
-            level: DEFAULT_LEVEL,
-            elide_losses: true,
-            filled_wins: true,
-        }
+        WriteOptions { format: DEFAULT_FORMAT, block: 0, level: DEFAULT_LEVEL, elide_losses: true, filled_wins: true }
     }
 }
 
@@ -271,7 +281,7 @@ pub struct Summary {
     pub version: u32,
     /// Positions.
     pub count: u64,
-    /// Positions per block.
+    /// Positions per block; 0 for [`default_block`] of the format and the phase.
     pub block: u32,
     /// Blocks.
     pub blocks: u32,
@@ -309,7 +319,9 @@ pub fn write(
         4 => MAX_BLOCK_V4,
         v => return Err(Error::InvalidArgument(format!("value file v{v} cannot be written (only v3 and v4)"))),
     };
-    if opts.block == 0 || opts.block > max {
+    let opts =
+        WriteOptions { block: if opts.block == 0 { default_block(opts.format, count) } else { opts.block }, ..opts };
+    if opts.block > max {
         return Err(Error::InvalidArgument(format!(
             "block size {} out of range 1..={max} for value file v{}",
             opts.block, opts.format
@@ -510,23 +522,18 @@ fn write_coded(
     w.write_all(&checksum(&model_bytes).to_le_bytes()).map_err(io(tmp))?;
     let mut offset = (HEADER_LEN + model_bytes.len() + 8) as u64;
     let mut index = Vec::with_capacity(summary.blocks as usize * ENTRY_LEN_V4);
-    let (mut group_start, mut b) = (offset, 0usize);
     let mut done = 0u64;
     while done < count {
         let n = ((count - done) as usize).min(buf.len());
         records.read(&mut buf[..n])?;
         let coded: Vec<Vec<u8>> = buf[..n].par_chunks(block).map(|c| model.encode(&as_stored(c, true))).collect();
         for c in coded {
-            if b.is_multiple_of(GROUP) {
-                group_start = offset;
-            }
-            let len = u16::try_from(c.len()).ok().filter(|_| offset + c.len() as u64 - group_start <= u32::MAX as u64);
-            let len = len.ok_or_else(|| Error::InvalidArgument("a value block too large for value file v4".into()))?;
+            let len = u16::try_from(c.len())
+                .map_err(|_| Error::InvalidArgument("a value block too large for value file v4".into()))?;
             index.extend_from_slice(&len.to_le_bytes());
             index.extend_from_slice(&(checksum(&c) as u32).to_le_bytes());
             w.write_all(&c).map_err(io(tmp))?;
             offset += c.len() as u64;
-            b += 1;
         }
         done += n as u64;
         fault_point("write blocks").map_err(io(tmp))?;
@@ -603,23 +610,39 @@ enum Layout {
     Coded(Box<CodedBlocks>),
 }
 
-/// The blocks of a v4 file: 8 bytes of memory per block.
+/// The blocks of a v4 file: its index entries as read (6 bytes a block) and where every
+/// [`STRIDE`]-th block starts, about 6.5 bytes of memory a block in all. Opening the
+/// whole game's index this way takes a third of the time and memory it took to unpack
+/// it into arrays of ends and checksums (8 bytes a block), for a few additions a read.
 struct CodedBlocks {
     model: Model,
-    /// Block `b`'s end, from the start of its group of [`GROUP`] blocks.
-    ends: Vec<u32>,
-    /// Block `b`'s checksum: the low 32 bits of the XXH3-64 of its bytes.
-    sums: Vec<u32>,
-    /// Each group's first byte in the file.
+    /// The index: block `b`'s coded length (u16) and checksum (u32) at `6 * b`.
+    index: Vec<u8>,
+    /// Where block `STRIDE * k` starts in the file, for each `k`.
     starts: Vec<u64>,
 }
 
+/// Blocks between two entries of [`CodedBlocks::starts`].
+const STRIDE: usize = 16;
+
 impl CodedBlocks {
+    /// Block `b`'s coded length.
+    #[inline]
+    fn len(&self, b: usize) -> u64 {
+        u16::from_le_bytes([self.index[ENTRY_LEN_V4 * b], self.index[ENTRY_LEN_V4 * b + 1]]) as u64
+    }
+
+    /// Block `b`'s checksum: the low 32 bits of the XXH3-64 of its bytes.
+    #[inline]
+    fn sum(&self, b: usize) -> u32 {
+        le_u32(&self.index, ENTRY_LEN_V4 * b + 2)
+    }
+
     /// Block `b`'s bytes: `start..end` in the file.
     fn span(&self, b: usize) -> (u64, u64) {
-        let base = self.starts[b / GROUP];
-        let start = if b.is_multiple_of(GROUP) { base } else { base + self.ends[b - 1] as u64 };
-        (start, base + self.ends[b] as u64)
+        let first = b - b % STRIDE;
+        let start = self.starts[b / STRIDE] + (first..b).map(|k| self.len(k)).sum::<u64>();
+        (start, start + self.len(b))
     }
 }
 
@@ -694,7 +717,7 @@ impl ValueFile {
             return Err(checksum_mismatch(&path, FileKind::Values, "block index", None, Some((index_at, len))));
         }
         let layout = if version == 4 {
-            Layout::Coded(Box::new(Self::coded_blocks(&path, &mut file, h, &index, index_at)?))
+            Layout::Coded(Box::new(Self::coded_blocks(&path, &mut file, h, index, index_at)?))
         } else {
             let mut entries = Vec::with_capacity(blocks as usize);
             let mut at = header_len as u64;
@@ -731,7 +754,13 @@ impl ValueFile {
     }
 
     /// A v4 file's model (checked) and block index (`index`, its checksum checked).
-    fn coded_blocks(path: &Path, file: &mut File, h: &[u8], index: &[u8], index_at: u64) -> Result<CodedBlocks, Error> {
+    fn coded_blocks(
+        path: &Path,
+        file: &mut File,
+        h: &[u8],
+        index: Vec<u8>,
+        index_at: u64,
+    ) -> Result<CodedBlocks, Error> {
         let model_len = le_u32(h, 60) as u64;
         let blocks_at = HEADER_LEN as u64 + model_len + 8;
         if blocks_at > index_at {
@@ -753,10 +782,10 @@ impl ValueFile {
             return Err(corrupt(path, "the value model's context distance is not the phase's"));
         }
         let n = index.len() / ENTRY_LEN_V4;
-        let (mut ends, mut sums, mut starts) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::new());
+        let mut starts = Vec::with_capacity(n.div_ceil(STRIDE));
         let mut at = blocks_at;
         for (b, e) in index.chunks_exact(ENTRY_LEN_V4).enumerate() {
-            if b.is_multiple_of(GROUP) {
+            if b.is_multiple_of(STRIDE) {
                 starts.push(at);
             }
             let len = u16::from_le_bytes([e[0], e[1]]) as u64;
@@ -764,13 +793,11 @@ impl ValueFile {
             if len < 4 {
                 return Err(corrupt(path, format!("block {b}: index entry out of place")));
             }
-            ends.push((at - starts[b / GROUP]) as u32);
-            sums.push(le_u32(e, 2));
         }
         if at != index_at {
             return Err(corrupt(path, "the blocks do not fill the space before the block index"));
         }
-        Ok(CodedBlocks { model, ends, sums, starts })
+        Ok(CodedBlocks { model, index, starts })
     }
 
     /// The phase.
@@ -813,6 +840,14 @@ impl ValueFile {
         self.version
     }
 
+    /// A v4 file's context model (none for v1-v3).
+    pub fn model(&self) -> Option<&Model> {
+        match &self.layout {
+            Layout::Coded(c) => Some(&c.model),
+            Layout::Zstd(_) => None,
+        }
+    }
+
     /// True when losses are stored without their distance (as [`ELIDED_LOSS`](crate::record::ELIDED_LOSS)): records
     /// read from this file need [`Packed::needs_resolving`] checked and resolved.
     pub fn elides_losses(&self) -> bool {
@@ -839,10 +874,15 @@ impl ValueFile {
 
     /// The bytes `start..end` of the file.
     fn read_block(&self, start: u64, end: u64) -> Result<Vec<u8>, Error> {
-        use std::os::unix::fs::FileExt;
         let mut bytes = vec![0u8; (end - start) as usize];
-        self.file.read_exact_at(&mut bytes, start).map_err(io(&self.path))?;
+        self.read_into(start, &mut bytes)?;
         Ok(bytes)
+    }
+
+    /// Fill `bytes` from the file at `start`.
+    fn read_into(&self, start: u64, bytes: &mut [u8]) -> Result<(), Error> {
+        use std::os::unix::fs::FileExt;
+        self.file.read_exact_at(bytes, start).map_err(io(&self.path))
     }
 
     /// Where block `b`'s bytes are in the file: `start..end`.
@@ -883,12 +923,20 @@ impl ValueFile {
                 Ok(raw)
             }
             Layout::Coded(c) => {
-                let (start, end) = c.span(b as usize);
-                let bytes = self.read_block(start, end)?;
-                if checksum(&bytes) as u32 != c.sums[b as usize] {
-                    return Err(self.block_mismatch(b as usize, start, end));
+                // A coded block is tens of bytes: read into a buffer kept by the thread.
+                thread_local! {
+                    static BYTES: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
                 }
-                c.model.decode_prefix(&bytes, self.positions_in(b), n).map_err(bad)
+                BYTES.with(|buf| {
+                    let mut bytes = buf.borrow_mut();
+                    let (start, end) = c.span(b as usize);
+                    bytes.resize((end - start) as usize, 0);
+                    self.read_into(start, &mut bytes)?;
+                    if checksum(&bytes) as u32 != c.sum(b as usize) {
+                        return Err(self.block_mismatch(b as usize, start, end));
+                    }
+                    c.model.decode_prefix(&bytes, self.positions_in(b), n).map_err(bad)
+                })
             }
         }
     }
@@ -940,13 +988,26 @@ impl ValueFile {
     /// checked. A coded (v4) block is decoded up to the end of the 64 positions that
     /// hold `i`, and again further when a later read needs more of it.
     pub fn decoded_to(&self, b: u32, i: usize) -> Result<Arc<Decoded>, Error> {
-        let m = self.positions_in(b);
-        let n = ((i / 64 + 1) * 64).min(m);
+        let n = self.decode_end(b, i);
         self.cache.get_or_load_covering(self.cache_id | b as u64, i + 1, || {
             let raw = self.planes_of(b, n)?;
-            let n = if matches!(self.layout, Layout::Coded(_)) { n } else { m };
-            Decoded::from_planes(raw, n, self.elided).map_err(|why| corrupt(&self.path, format!("block {b}: {why}")))
+            self.decoded_from(b, raw, n)
         })
+    }
+
+    /// Block `b`'s first `n` positions from their planes, checked.
+    fn decoded_from(&self, b: u32, planes: Vec<u8>, n: usize) -> Result<Decoded, Error> {
+        Decoded::from_planes(planes, n, self.elided).map_err(|why| corrupt(&self.path, format!("block {b}: {why}")))
+    }
+
+    /// Where block `b` must be decoded to for a read of its position `i`: a coded (v4)
+    /// block to the end of the 64 positions that hold `i`, a zstd block whole.
+    fn decode_end(&self, b: u32, i: usize) -> usize {
+        let m = self.positions_in(b);
+        match self.layout {
+            Layout::Coded(_) => ((i / 64 + 1) * 64).min(m),
+            Layout::Zstd(_) => m,
+        }
     }
 
     /// The packed record of position `idx` (see `schema/FORMAT.md`). In a file that
@@ -1011,7 +1072,7 @@ impl ValueFile {
                 Layout::Zstd(entries) => (entries[b].offset, entries[b].offset + entries[b].len as u64, entries[b].sum),
                 Layout::Coded(c) => {
                     let (start, end) = c.span(b);
-                    (start, end, c.sums[b] as u64)
+                    (start, end, c.sum(b) as u64)
                 }
             };
             if b == 0 {
@@ -1203,6 +1264,18 @@ mod tests {
                 assert!((0..n).all(|i| all.packed(i) == want(i)));
             }
         }
+        // Block 0: the format's default for the phase's size.
+        for format in [3, 4] {
+            let vals = PhaseValues::from_raw(ph, sample(3000));
+            let opts = WriteOptions { format, block: 0, level: 3, elide_losses: true, filled_wins: false };
+            let s = write_values(&dir, &g, &vals, opts).unwrap();
+            assert_eq!(s.block, default_block(format, 3000));
+            assert_eq!(ValueFile::open(&dir, &g, ph, 3000).unwrap().block_positions(), s.block);
+        }
+        assert_eq!(
+            [default_block(3, 1), default_block(4, LARGE_PHASE - 1), default_block(4, LARGE_PHASE)],
+            [DEFAULT_BLOCK, DEFAULT_BLOCK_V4_SMALL, DEFAULT_BLOCK_V4]
+        );
         // Every byte of a file of 5 blocks flipped: refused at open, by check, or by the
         // block read; any record read is the right one.
         let vals = PhaseValues::from_raw(ph, sample(5000));

@@ -1,0 +1,64 @@
+//! How fast value file v4 blocks decode, apart from everything else a query does: N
+//! random blocks of a phase of a v4 database, each decoded up to the end of the 64
+//! positions holding a random one (as a cold read does). With `COLD=1` a 64 MB buffer is
+//! read before each block, so the model's tables come from memory, as on the first
+//! queries of a process.
+//!
+//! ```text
+//! cargo run --release --example decode_speed -- DB 5,4 20000
+//! ```
+use ostledb::game::Phase;
+use std::os::unix::fs::FileExt;
+use std::time::Instant;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let db = ostledb::store::Database::open(&args[1]).unwrap();
+    let (a, b) = args[2].split_once(',').unwrap();
+    let phase = Phase::new(a.parse().unwrap(), b.parse().unwrap());
+    let n: usize = args[3].parse().unwrap();
+    let cold = std::env::var_os("COLD").is_some();
+    let vf = db.values(phase).unwrap();
+    let model = vf.model().expect("a v4 value file");
+    let file = std::fs::File::open(vf.path()).unwrap();
+    let per = vf.block_positions() as usize;
+    // A fixed pseudo-random sequence (xorshift), so that runs compare.
+    let mut r = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        r ^= r << 13;
+        r ^= r >> 7;
+        r ^= r << 17;
+        r
+    };
+    let blocks: Vec<(Vec<u8>, usize)> = (0..n)
+        .map(|_| {
+            let b = (next() % (vf.blocks() as u64 - 1)) as u32;
+            let (s, e) = vf.block_span(b);
+            let mut bytes = vec![0u8; (e - s) as usize];
+            file.read_exact_at(&mut bytes, s).unwrap();
+            let i = (next() % per as u64) as usize;
+            (bytes, ((i / 64 + 1) * 64).min(per))
+        })
+        .collect();
+    let positions: usize = blocks.iter().map(|b| b.1).sum();
+    for (kind, t) in ["base values", "special moves", "special values"].iter().zip(model.shape()) {
+        println!("{phase} model, {kind}: {} contexts, {} slots, {} bytes of tables", t.contexts, t.slots, t.bytes);
+    }
+    let junk = vec![1u8; 64 << 20];
+    let (mut sink, mut spent) = (0u64, 0f64);
+    for (bytes, end) in &blocks {
+        if cold {
+            sink += junk.iter().step_by(64).map(|&x| x as u64).sum::<u64>();
+        }
+        let t = Instant::now();
+        sink += model.decode_prefix(bytes, per, *end).unwrap().len() as u64;
+        spent += t.elapsed().as_secs_f64();
+    }
+    println!(
+        "{phase}: {:.1} ns/position, {:.2} us/block ({positions} positions in {n} blocks of {per}{})",
+        spent * 1e9 / positions as f64,
+        spent * 1e6 / n as f64,
+        if cold { ", caches flushed before each" } else { "" }
+    );
+    std::hint::black_box(sink);
+}
