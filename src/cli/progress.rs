@@ -1,8 +1,18 @@
 //! Progress on stderr for long steps: an indicatif bar with done/total, rate and ETA when
-//! stderr is a terminal; one summary line per step otherwise. Silent with `--quiet`.
+//! stderr is a terminal; otherwise (a log file, a pipe) a plain line at every 5% of a step
+//! that runs longer than ten seconds, and one summary line per step. Silent with
+//! `--quiet`.
 
+use std::io::IsTerminal;
 use std::sync::Mutex;
-use std::time::Instant;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// A step reports its progress in plain lines only after running this long (short steps
+/// print their summary line alone).
+const PLAIN_AFTER: Duration = Duration::from_secs(10);
+/// Plain progress lines per step at most.
+const PLAIN_LINES: u64 = 20;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -12,6 +22,10 @@ pub struct Progress {
     bar: ProgressBar,
     start: Instant,
     quiet: bool,
+    /// Plain lines: the position of the next one (`u64::MAX`: none, stderr is a terminal
+    /// or quiet), every `step` units.
+    next: AtomicU64,
+    step: u64,
 }
 
 impl Progress {
@@ -27,12 +41,44 @@ impl Progress {
             .progress_chars("=> "),
         );
         bar.set_prefix(label.to_string());
-        Progress { label: label.to_string(), bar, start: Instant::now(), quiet }
+        let plain = !quiet && !std::io::stderr().is_terminal() && total > 0;
+        let step = total.div_ceil(PLAIN_LINES).max(1);
+        let next = AtomicU64::new(if plain { step } else { u64::MAX });
+        Progress { label: label.to_string(), bar, start: Instant::now(), quiet, next, step }
     }
 
     /// Record `n` more units done.
     pub fn add(&self, n: u64) {
         self.bar.inc(n);
+        let pos = self.bar.position();
+        let total = self.bar.length().unwrap_or(pos).max(1);
+        if !self.claim(pos, total) {
+            return;
+        }
+        let secs = self.start.elapsed().as_secs_f64();
+        if secs < PLAIN_AFTER.as_secs_f64() {
+            return;
+        }
+        let eta = secs * (total - pos) as f64 / pos.max(1) as f64;
+        eprintln!(
+            "{}: {}% ({} of {}) after {}, about {} more",
+            self.label,
+            pos * 100 / total,
+            human(pos as f64),
+            human(total as f64),
+            clock(secs),
+            clock(eta)
+        );
+    }
+
+    /// True if a plain line is due at `pos` of `total` (before the end), for one caller
+    /// only: the one that moves the next line's position on.
+    fn claim(&self, pos: u64, total: u64) -> bool {
+        let next = self.next.load(Ordering::Relaxed);
+        let after = (pos / self.step + 1) * self.step;
+        pos >= next
+            && pos < total
+            && self.next.compare_exchange(next, after, Ordering::Relaxed, Ordering::Relaxed).is_ok()
     }
 
     /// End the bar and print the elapsed time.
@@ -134,5 +180,22 @@ impl crate::progress::Reporter for CliReporter {
 
     fn warn(&self, message: &str) {
         self.show(&format!("ostledb: warning: {message}"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_lines_come_every_twentieth_once_each_and_not_at_the_end() {
+        // stderr is not a terminal under the test harness.
+        let p = Progress::new(false, "t", 1000);
+        let claimed: Vec<u64> = (1..=1000).filter(|&pos| p.claim(pos, 1000)).collect();
+        assert_eq!(claimed, (1..20).map(|k| 50 * k).collect::<Vec<_>>());
+        // A jump over several steps claims one line.
+        let p = Progress::new(false, "t", 1000);
+        assert!(p.claim(420, 1000) && !p.claim(420, 1000) && !p.claim(449, 1000) && p.claim(450, 1000));
+        assert!(!Progress::new(true, "t", 1000).claim(500, 1000), "quiet");
     }
 }
