@@ -2,11 +2,12 @@
 //! with a block index, so that one lookup decodes one small block.
 //!
 //! The byte layout is normative and documented in `schema/FORMAT.md` ("Value file").
-//! **v4** (written when asked: `pack --value-format 4`) codes blocks of 512 positions
-//! with a static context model of the whole phase, stored in the file
-//! (`store::value_model`): the whole game is 9.5% smaller than in v3, and a block is
-//! decoded only as far as a read needs (at about 25 ns a position). **v1 to v3** (v3 is
-//! the default) hold zstd frames: a 72-byte header (64 in v1), the blocks, then the block index
+//! **v4** (the default) codes blocks of 256 positions (1,024 in a phase under
+//! [`LARGE_PHASE`] positions) with a static context model of the whole phase, stored in
+//! the file (`store::value_model`): the whole game is 4.6% smaller than in v3, and a
+//! block is decoded only as far as a read needs (about 19 ns a position), so cold
+//! queries are about 3x faster. **v1 to v3** (v3 is written with `--value-format 3`, or
+//! when loss distances are kept) hold zstd frames: a 72-byte header (64 in v1), the blocks, then the block index
 //! (offset, compressed and decoded length, xxh3 checksum of each block). Either way a
 //! block of `m` positions decodes to
 //!
