@@ -17,7 +17,7 @@ use crate::store::values::{DEFAULT_FORMAT, DEFAULT_LEVEL, MAX_BLOCK, WriteOption
 /// Arguments of `ostledb pack`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "`ostledb solve` packs its results itself; run this to pack again with other settings\n(it reads the solver's phase value files if kept with --keep-work, else the value files).\n\nExamples:\n  ostledb pack --db ostle.db --backend rank --backend sorted\n  ostledb pack --db old.db                        # rewrite an older database's values as v4\n  ostledb pack --db ostle.db --value-format 3     # zstd blocks: 4.9% larger, cold queries ~2.7x slower"
+    after_help = "`ostledb solve` packs its results itself; run this to pack again with other settings\n(it reads the solver's phase value files if kept with --keep-work, else the value files).\n\nExamples:\n  ostledb pack --db ostle.db --backend rank --backend sorted\n  ostledb pack --db old.db                        # rewrite an older database's values as v4\n  ostledb pack --db ostle.db --value-format 3     # zstd blocks: 4.9% larger, cold queries ~3x slower"
 )]
 pub struct PackArgs {
     /// Pack the phases with at most this many pieces (default: every phase present).
@@ -35,7 +35,7 @@ pub struct PackArgs {
 pub struct StoreArgs {
     /// Value file version: 4 (the default unless --keep-loss-distances: small blocks
     /// coded with a context model of each phase; the whole game in 0.984 GB, cold
-    /// queries about 2.7x faster than v3's; losses elided only) or 3 (zstd blocks of
+    /// queries about 3x faster than v3's; losses elided only) or 3 (zstd blocks of
     /// 32,768 positions; the whole game in 1.032 GB; the default with
     /// --keep-loss-distances).
     #[arg(long, value_name = "VERSION", value_parser = clap::value_parser!(u32).range(3..=4))]

@@ -106,7 +106,7 @@ pub fn default_block(format: u32, count: u64) -> u32 {
     }
 }
 /// The value file version written unless asked otherwise: v4 (the whole game 4.6%
-/// smaller than in v3, cold queries about 2.7x faster, (4,4) packed twice as fast;
+/// smaller than in v3, cold queries about 3x faster, (4,4) packed twice as fast;
 /// ARCHITECTURE.md, "Value blocks"). A file that keeps loss distances is v3.
 pub const DEFAULT_FORMAT: u32 = 4;
 /// Largest positions per block of v4: a symbol codes in at most 15 bits, so a block of
