@@ -8,8 +8,10 @@
 //! metadata, the BFS file, then the value and key files in name order). `flags & 3` is
 //! how the payload changes it: 0 = edits (5 bytes each: offset u32 LE modulo the length,
 //! the new byte), 1 = the payload is the whole file, 2 = the payload is the decoded
-//! content of one block of a value or BFS file (first byte: the block; for a BFS block
-//! two more bytes: its key count), compressed and put in place, 3 = resize (u32 LE new
+//! content of one block of a v3 value file or of the BFS file (first byte: the block;
+//! for a BFS block two more bytes: its key count), compressed and put in place (the
+//! template's value files are v4, the default: their blocks are reached by edits with
+//! the checksums recomputed), 3 = resize (u32 LE new
 //! length modulo twice the length, padded with the rest of the payload). `flags & 4`
 //! recomputes the file's checksums afterwards, so that what lies behind them is reached;
 //! `(flags >> 3) % 5` picks the backend; `flags & 0x80` adds `verify --deep`.
@@ -157,6 +159,33 @@ fn fix_checksums(k: Kind, b: &mut [u8]) {
                 put_u64(b, 24, s);
             }
         }
+        Kind::Values if le_u32(b, 8) == Some(4) => {
+            // v4: the model's checksum after it, then each block's low 32 bits in its
+            // 6-byte index entry (blocks follow one another from the model's checksum).
+            if let Some(m) = le_u32(b, 60) {
+                let model_end = 72 + m as u64;
+                if let Some(s) = sum(b, 72, model_end) {
+                    put_u64(b, model_end as usize, s);
+                }
+                if let (Some(blocks), Some(at)) = (le_u32(b, 28), le_u64(b, 32)) {
+                    let mut off = model_end + 8;
+                    for i in 0..blocks as u64 {
+                        let Some(e) = entry(b, at, i, 6) else { break };
+                        let n = u16::from_le_bytes([b[e], b[e + 1]]) as u64;
+                        if let Some(s) = sum(b, off, off + n) {
+                            put_u32(b, e + 2, s as u32);
+                        }
+                        off += n;
+                    }
+                    if let Some(s) = sum(b, at, at.saturating_add(blocks as u64 * 6)) {
+                        put_u64(b, 40, s);
+                    }
+                }
+            }
+            if let Some(s) = sum(b, 0, 64) {
+                put_u64(b, 64, s);
+            }
+        }
         Kind::Values => {
             let header = if le_u32(b, 8) == Some(1) { 64 } else { 72 };
             if let (Some(blocks), Some(at)) = (le_u32(b, 28), le_u64(b, 32)) {
@@ -213,6 +242,10 @@ fn replace_block(k: Kind, good: &[u8], payload: &[u8]) -> Option<Vec<u8>> {
         Kind::Bfs => (80, 32, 36, 40, 48),
         _ => return None,
     };
+    if k == Kind::Values && le_u32(good, 8) != Some(3) {
+        // Only v3's blocks are zstd frames to replace (the template's are v4 by default).
+        return None;
+    }
     let blocks = le_u32(good, blocks_at)? as usize;
     let index_at = le_u64(good, index_at_at)? as usize;
     if blocks == 0 {
