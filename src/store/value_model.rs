@@ -73,30 +73,44 @@ fn bucket(key: usize) -> usize {
     key.min(BUCKETS - 1)
 }
 
-/// The base context of position `i` of a block, from the joint values and views of the
-/// positions before it, with the joint values of the previous position and of the one
-/// `d` before (if in the block), which a base symbol may name. The four bits: the
-/// previous two positions agree; the previous agrees with the one `d` before it; so do
-/// the one before that and its own; the positions `d` and `d - 1` before agree.
+/// Positions kept before a block's first in the histories a context reads (see
+/// [`start_history`]), so that reading them needs no test of where a position is: more
+/// than `d + 1` of any board (at most 25 squares).
+const PAD: usize = 32;
+
+/// Start the histories of joint values and views of a block: [`PAD`] positions before
+/// its first, whose joint values equal no value and no other (so that every agreement
+/// with one is false) and whose views are [`NONE`]; position `i` of the block is at
+/// `PAD + i`.
+fn start_history(joint: &mut Vec<u16>, views: &mut Vec<u8>) {
+    joint.clear();
+    joint.extend((0..PAD).map(|k| u16::MAX - k as u16));
+    views.clear();
+    views.resize(PAD, NONE as u8);
+}
+
+/// The base context of the position at `p` in a block's histories (`p = PAD + i`), from
+/// the joint values and views of the positions before it, with the joint values of the
+/// previous position and of the one `d` before, which a base symbol may name (before
+/// the block, values no position has). The four bits: the previous two positions agree;
+/// the previous agrees with the one `d` before it; so do the one before that and its
+/// own; the positions `d` and `d - 1` before agree.
 #[inline(always)]
-fn base_context(joint: &[u16], views: &[u8], i: usize, d: usize) -> (usize, Option<usize>, Option<usize>) {
-    let prev = (i >= 1).then(|| joint[i - 1] as usize);
-    let back = (i >= d).then(|| joint[i - d] as usize);
-    let alike = i >= 2 && joint[i - 2] == joint[i - 1];
-    let copying = i > d && joint[i - 1] == joint[i - 1 - d];
-    let copying2 = i > d + 1 && joint[i - 2] == joint[i - 2 - d];
-    let ahead = d >= 2 && i >= d && joint[i + 1 - d] == joint[i - d];
-    let vp = if i >= 1 { views[i - 1] as usize } else { NONE };
-    let vb = if i >= d { views[i - d] as usize } else { NONE };
+fn base_context(joint: &[u16], views: &[u8], p: usize, d: usize) -> (usize, u16, u16) {
+    let (prev, back) = (joint[p - 1], joint[p - d]);
+    let alike = joint[p - 2] == prev;
+    let copying = prev == joint[p - 1 - d];
+    let copying2 = joint[p - 2] == joint[p - 2 - d];
+    let ahead = d >= 2 && joint[p + 1 - d] == back;
     let bits = (alike as usize) << 3 | (copying as usize) << 2 | (copying2 as usize) << 1 | ahead as usize;
-    ((bits * VIEWS + vp) * VIEWS + vb, prev, back)
+    ((bits * VIEWS + views[p - 1] as usize) * VIEWS + views[p - d] as usize, prev, back)
 }
 
 /// The base symbol of joint value `j` after `prev` and `back`.
-fn base_symbol(j: usize, prev: Option<usize>, back: Option<usize>) -> usize {
-    if Some(j) == prev {
+fn base_symbol(j: usize, prev: u16, back: u16) -> usize {
+    if j == prev as usize {
         SAME_AS_PREVIOUS
-    } else if Some(j) == back {
+    } else if j == back as usize {
         SAME_AS_BACK
     } else {
         2 + j
@@ -122,7 +136,9 @@ enum Kind {
 /// `f(kind, context, symbol)`. `Err(code)` for a code no model holds.
 fn walk(records: &[u64], d: usize, mut f: impl FnMut(Kind, usize, usize)) -> Result<(), Val> {
     let m = records.len();
-    let (mut joint, mut views, mut moves) = (Vec::with_capacity(m), Vec::with_capacity(m), Vec::with_capacity(m));
+    let (mut joint, mut views, mut moves) =
+        (Vec::with_capacity(PAD + m), Vec::with_capacity(PAD + m), Vec::with_capacity(m));
+    start_history(&mut joint, &mut views);
     // The last special move of the block so far ([`MOVES`] before the first).
     let mut last = MOVES;
     for (i, &r) in records.iter().enumerate() {
@@ -130,7 +146,7 @@ fn walk(records: &[u64], d: usize, mut f: impl FnMut(Kind, usize, usize)) -> Res
         let k = key(r.base())?;
         let mv = r.special_move() as usize;
         let j = 2 * k + (mv != 0) as usize;
-        let (ctx, prev, back) = base_context(&joint, &views, i, d);
+        let (ctx, prev, back) = base_context(&joint, &views, PAD + i, d);
         f(Kind::Base, ctx, base_symbol(j, prev, back));
         if mv != 0 {
             let mprev = last;
@@ -157,7 +173,11 @@ pub struct Counts {
 
 impl Counts {
     /// Empty counts for blocks of a phase with context distance `d`.
+    ///
+    /// # Panics
+    /// If `d` is 0 or longer than any board's (more than 30).
     pub fn new(d: usize) -> Counts {
+        assert!((1..=PAD - 2).contains(&d), "context distance {d} out of range");
         Counts {
             d,
             base: vec![0; BASE_CONTEXTS * BASE_SYMBOLS],
@@ -473,6 +493,9 @@ impl Model {
         if d == 0 {
             return Err("the value model's context distance is zero");
         }
+        if d + 2 > PAD {
+            return Err("the value model's context distance is longer than any board's");
+        }
         let base = Table::read(&mut r, BASE_CONTEXTS, BASE_SYMBOLS)?;
         let moves = Table::read(&mut r, MOVE_CONTEXTS, MOVES)?;
         let special = Table::read(&mut r, KEYS, KEYS)?;
@@ -613,9 +636,6 @@ struct Block<'a> {
 }
 
 const SHORT: Damage = "its coded stream ends early";
-/// Positions a decoder keeps before a block's first, so that contexts need no test of
-/// where they are: more than `d + 1` of any board (at most 25 squares).
-const PAD: usize = 32;
 
 impl<'a> Block<'a> {
     fn new(
@@ -626,9 +646,6 @@ impl<'a> Block<'a> {
         scratch: &'a mut Scratch,
     ) -> Result<Block<'a>, Damage> {
         let n = n.min(m);
-        if model.d + 2 > PAD {
-            return Err("its model's context distance is too long");
-        }
         if bytes.len() < 4 {
             return Err(SHORT);
         }
@@ -638,15 +655,9 @@ impl<'a> Block<'a> {
         }
         let mut planes = Vec::with_capacity(3 * n + n / 2);
         planes.resize(3 * n, 0u8);
-        // Positions before the block: joint values that equal no value and no other
-        // (so that every agreement with them is false, as in `base_context`), views
-        // [`NONE`].
         let Scratch { joint, views, specials } = scratch;
-        joint.clear();
-        joint.extend((0..PAD).map(|k| u16::MAX - k as u16));
+        start_history(joint, views);
         joint.resize(PAD + n, 0);
-        views.clear();
-        views.resize(PAD, NONE as u8);
         views.resize(PAD + n, 0);
         specials.clear();
         Ok(Block { model, joint, views, specials, bytes, x, at: 4, last: MOVES, i: 0, n, whole: n == m, planes })
@@ -676,15 +687,8 @@ impl<'a> Block<'a> {
     #[inline(always)]
     fn step(&mut self) -> Result<(), Damage> {
         let (i, d, n, model) = (self.i, self.model.d, self.n, self.model);
-        // `base_context`, with the padding standing in for the tests of `i`.
-        let (joint, p) = (&*self.joint, PAD + i);
-        let (prev, back) = (joint[p - 1], joint[p - d]);
-        let alike = joint[p - 2] == prev;
-        let copying = prev == joint[p - 1 - d];
-        let copying2 = joint[p - 2] == joint[p - 2 - d];
-        let ahead = d >= 2 && joint[p + 1 - d] == back;
-        let bits = (alike as usize) << 3 | (copying as usize) << 2 | (copying2 as usize) << 1 | ahead as usize;
-        let ctx = (bits * VIEWS + self.views[p - 1] as usize) * VIEWS + self.views[p - d] as usize;
+        let p = PAD + i;
+        let (ctx, prev, back) = base_context(self.joint, self.views, p, d);
         let r = self.symbol(&model.base, ctx)?;
         // A select, not a branch: which of the three is the hardest thing to predict.
         let j = if r == SAME_AS_PREVIOUS {

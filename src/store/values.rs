@@ -135,9 +135,8 @@ pub fn file_name(phase: Phase) -> String {
 /// How values are written.
 #[derive(Clone, Copy, Debug)]
 pub struct WriteOptions {
-    /// The value file version: 3 (zstd frames, the default) or 4 (a context model per
-    /// phase, 9.5% smaller on the whole game at 512 positions a block; losses elided
-    /// only).
+    /// The value file version: 4 (a context model per phase, the default; losses elided
+    /// only) or 3 (zstd frames; 4.9% larger on the whole game).
     pub format: u32,
     /// Positions per block; 0 for [`default_block`] of the format and the phase.
     pub block: u32,
@@ -282,7 +281,7 @@ pub struct Summary {
     pub version: u32,
     /// Positions.
     pub count: u64,
-    /// Positions per block; 0 for [`default_block`] of the format and the phase.
+    /// Positions per block.
     pub block: u32,
     /// Blocks.
     pub blocks: u32,
@@ -992,13 +991,8 @@ impl ValueFile {
         let n = self.decode_end(b, i);
         self.cache.get_or_load_covering(self.cache_id | b as u64, i + 1, || {
             let raw = self.planes_of(b, n)?;
-            self.decoded_from(b, raw, n)
+            Decoded::from_planes(raw, n, self.elided).map_err(|why| corrupt(&self.path, format!("block {b}: {why}")))
         })
-    }
-
-    /// Block `b`'s first `n` positions from their planes, checked.
-    fn decoded_from(&self, b: u32, planes: Vec<u8>, n: usize) -> Result<Decoded, Error> {
-        Decoded::from_planes(planes, n, self.elided).map_err(|why| corrupt(&self.path, format!("block {b}: {why}")))
     }
 
     /// Where block `b` must be decoded to for a read of its position `i`: a coded (v4)
