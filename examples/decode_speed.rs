@@ -1,8 +1,7 @@
 //! How fast value file v4 blocks decode, apart from everything else a query does: N
-//! random blocks of a phase of a v4 database, each decoded up to the end of the 64
-//! positions holding a random one (as a cold read does). With `COLD=1` a 64 MB buffer is
-//! read before each block, so the model's tables come from memory, as on the first
-//! queries of a process.
+//! random blocks of a phase of a v4 database, each decoded up to a random position (as
+//! a cold read does). With `COLD=1` a 64 MB buffer is read before each block, so the
+//! model's tables come from memory, as on the first queries of a process.
 //!
 //! ```text
 //! cargo run --release --example decode_speed -- DB 5,4 20000
@@ -37,7 +36,7 @@ fn main() {
             let mut bytes = vec![0u8; (e - s) as usize];
             file.read_exact_at(&mut bytes, s).unwrap();
             let i = (next() % per as u64) as usize;
-            (bytes, ((i / 64 + 1) * 64).min(per))
+            (bytes, i + 1)
         })
         .collect();
     let positions: usize = blocks.iter().map(|b| b.1).sum();
