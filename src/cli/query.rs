@@ -88,8 +88,10 @@ pub fn run(args: QueryArgs) -> Result<(), Error> {
     let db = open(&args.common, &args.backend)?;
     let done = answer_all(&db, &args);
     // The process ends with this command, and the system takes its memory back at once:
-    // dropping a cache of a hundred thousand decoded blocks one by one took 6% of a
-    // 5,000-board `query -` (the database holds no lock a reader must release by hand).
+    // dropping a cache of a hundred thousand decoded blocks one by one was 6% of the
+    // samples of a 5,000-board `query -`, and serial at the end: forgetting it took the
+    // run from 0.90-0.96 s to 0.68-0.82 s (the readers' lock is an flock the system
+    // releases).
     std::mem::forget(db);
     done
 }

@@ -997,7 +997,7 @@ impl ValueFile {
 
     /// Where block `b` must be decoded to for a read of its position `i`: a coded (v4)
     /// block to `i` (a cold read rarely comes back to a block; decoding on to the end of
-    /// the 64 positions holding `i` measured 11% slower on 5,000 boards of (4,4)), a zstd
+    /// the 64 positions holding `i` measured 11% slower on 5,000 boards of (4,4) in blocks of 256), a zstd
     /// block whole.
     fn decode_end(&self, b: u32, i: usize) -> usize {
         let m = self.positions_in(b);
