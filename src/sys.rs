@@ -3,7 +3,9 @@
 //! (its address-space limit, the system's available memory), and handing freed heap pages
 //! back. Long solves report both at every large step, so a memory budget is checked while
 //! it runs rather than after it fails; a large allocation that fails is an error naming
-//! what it was for ([`vec_with_capacity`]), not an abort.
+//! what it was for ([`vec_with_capacity`]), not an abort. Besides memory: the free space
+//! of a disk, and a large file's writeback started while it is still being written
+//! ([`start_writeback`]).
 
 use crate::error::Error;
 
