@@ -19,6 +19,7 @@ fn main() {
     let cold = std::env::var_os("COLD").is_some();
     let vf = db.values(phase).unwrap();
     let model = vf.model().expect("a v4 value file");
+    assert_eq!(vf.version(), 4, "this example times the blocks of value file v4 (pack --value-format 4)");
     let file = std::fs::File::open(vf.path()).unwrap();
     let per = vf.block_positions() as usize;
     // A fixed pseudo-random sequence (xorshift), so that runs compare.
@@ -31,7 +32,7 @@ fn main() {
     };
     let blocks: Vec<(Vec<u8>, usize)> = (0..n)
         .map(|_| {
-            let b = (next() % (vf.blocks() as u64 - 1)) as u32;
+            let b = (next() % (vf.stored_blocks() as u64 - 1)) as u32;
             let (s, e) = vf.block_span(b);
             let mut bytes = vec![0u8; (e - s) as usize];
             file.read_exact_at(&mut bytes, s).unwrap();

@@ -30,7 +30,7 @@ fn geometry() -> Geometry {
 /// The settings `pack` is run again with (other than the ones `build` used).
 fn repack_options() -> PackOptions {
     PackOptions {
-        values: WriteOptions { format: 3, block: 100, level: 1, elide_losses: false, filled_wins: false },
+        values: WriteOptions { format: 3, block: 100, streams: 0, level: 1, elide_losses: false, filled_wins: false },
         backends: vec![Backend::Rank, Backend::Sorted],
         keep_work: false,
     }

@@ -280,7 +280,7 @@ async fn a_damaged_database_answers_500_and_the_server_goes_on() {
             .iter()
             .map(|p| {
                 let f = db.values(p.phase()).unwrap();
-                (f.path().to_path_buf(), f.block_span(f.blocks() / 2))
+                (f.path().to_path_buf(), f.block_span(f.stored_blocks() / 2))
             })
             .collect()
     };

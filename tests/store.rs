@@ -30,12 +30,12 @@ fn tmpdir(name: &str) -> PathBuf {
 }
 
 /// Solve `geom` up to `max` pieces into `dir` and pack it with `backends`; small blocks
-/// so that even a small board has many of them.
+/// (two streams of 128 positions) so that even a small board has many of them.
 pub(crate) fn build(geom: &Geometry, dir: &Path, max: u32, backends: Vec<Backend>) {
     let opts = SolveOptions { dir: Some(dir.to_path_buf()), ..SolveOptions::default() };
     solve_into(geom, max, &opts, |_| Ok(())).expect("solve");
     let p = PackOptions {
-        values: WriteOptions { block: 256, level: 3, ..WriteOptions::default() },
+        values: WriteOptions { block: 128, streams: 2, level: 3, ..WriteOptions::default() },
         backends,
         keep_work: false,
     };
@@ -373,19 +373,19 @@ fn foreign_magic_and_future_versions_are_refused_with_a_clear_reason() {
     bad[24..32].copy_from_slice(&sum.to_le_bytes());
     std::fs::write(&file, &bad).unwrap();
     let e = Database::open(&dir).unwrap_err();
-    assert!(matches!(e, Error::NewerFormat { found: 9, max: 4, .. }), "{e:?}");
-    assert!(e.to_string().contains("format v9") && e.to_string().contains("reads up to v4"), "{e}");
+    assert!(matches!(e, Error::NewerFormat { found: 9, max: 5, .. }), "{e:?}");
+    assert!(e.to_string().contains("format v9") && e.to_string().contains("reads up to v5"), "{e}");
     let file = files.join("values-2-2.zst");
     let good_v = std::fs::read(&file).unwrap();
     std::fs::write(dir.join(meta::FILE), &good).unwrap();
     let mut bad = good_v.clone();
-    bad[8] = 5;
+    bad[8] = 6;
     let sum = ostledb::store::file::checksum(&bad[..64]);
     bad[64..72].copy_from_slice(&sum.to_le_bytes());
     std::fs::write(&file, &bad).unwrap();
     let e = Database::open(&dir).unwrap_err();
-    assert!(matches!(e, Error::NewerFormat { found: 5, max: 4, .. }), "{e:?}");
-    assert!(e.to_string().contains("format v5") && e.to_string().contains("reads up to v4"), "{e}");
+    assert!(matches!(e, Error::NewerFormat { found: 6, max: 5, .. }), "{e:?}");
+    assert!(e.to_string().contains("format v6") && e.to_string().contains("reads up to v5"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -405,8 +405,8 @@ fn check_golden(version: u32) {
     for p in db.index().phases() {
         let f = db.values(p.phase()).unwrap();
         f.check().unwrap();
-        // v1 stores loss distances, v2 to v4 (as written by default) elide them, and
-        // v3 and v4 fill immediate wins.
+        // v1 stores loss distances, v2 to v5 (as written by default) elide them, and
+        // v3 to v5 fill immediate wins.
         assert_eq!((f.version(), f.elides_losses()), (version, version >= 2));
         assert_eq!(f.fills_immediate_wins(), version >= 3);
         keys::check(Backend::Sorted, &data(&dir), p).unwrap();
@@ -441,6 +441,11 @@ fn the_v3_golden_database_still_reads() {
 #[test]
 fn the_v4_golden_database_still_reads() {
     check_golden(4);
+}
+
+#[test]
+fn the_v5_golden_database_still_reads() {
+    check_golden(5);
 }
 
 /// `Records` through a database gives the same move values as the library's own
@@ -478,17 +483,19 @@ fn probe_with_a_previous_board_uses_the_forbidden_move() {
     assert!(checked > 100, "{checked}");
 }
 
-/// Writes `tests/data/golden-v4`, the golden database of the current format (run once
-/// per format version, with the name changed, then commit the files).
+/// Writes `tests/data/golden-v5`, the golden database of the current format (run once
+/// per format version, with the name changed, then commit the files). Its value files
+/// have blocks of 4 streams of 32 positions, so a phase has several blocks and a block
+/// several streams.
 #[test]
 #[ignore = "writes the golden database of the current format; run by hand when the format changes"]
-fn write_golden_v4() {
+fn write_golden_v5() {
     let g = Geometry::new(3, 3).unwrap();
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden-v4");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden-v5");
     let _ = std::fs::remove_dir_all(&dir);
     let opts = SolveOptions { dir: Some(dir.to_path_buf()), ..SolveOptions::default() };
     solve_into(&g, 6, &opts, |_| Ok(())).expect("solve");
-    let values = WriteOptions { format: 4, block: 256, ..WriteOptions::default() };
+    let values = WriteOptions { format: 5, block: 32, streams: 4, ..WriteOptions::default() };
     let p = PackOptions { values, backends: vec![Backend::Rank, Backend::Sorted], keep_work: false };
     pack(&dir, &g, 6, &p, |_| {}).expect("pack");
 }
@@ -554,7 +561,7 @@ fn elided_loss_distances_come_back_exact() {
     build(&g, &elided, 6, vec![Backend::Rank]);
     let opts = SolveOptions { dir: Some(kept.clone()), ..SolveOptions::default() };
     solve_into(&g, 6, &opts, |_| Ok(())).expect("solve");
-    let values = WriteOptions { format: 3, block: 256, level: 3, elide_losses: false, filled_wins: true };
+    let values = WriteOptions { format: 3, block: 256, streams: 0, level: 3, elide_losses: false, filled_wins: true };
     pack(&kept, &g, 6, &PackOptions { values, backends: vec![Backend::Rank], keep_work: false }, |_| {}).unwrap();
     let (mut small, mut large) = (0, 0);
     for p in sol.index().phases() {
@@ -607,7 +614,7 @@ fn elided_loss_distances_come_back_exact() {
         write_values(&data(&elided), &g, &records, WriteOptions { block: 256, level: 3, ..WriteOptions::default() })
             .unwrap();
     assert!(data(&elided).join(file_name(ph)).is_file());
-    // The file's length is the metadata's (a v4 file's model changed with the values).
+    // The file's length is the metadata's (a v4 or v5 file's model changed with the values).
     let mut m = meta::read(&elided).unwrap().unwrap();
     let k = m.phases.iter().position(|q| (q.player as u32, q.opponent as u32) == (ph.player, ph.opponent)).unwrap();
     m.phases[k].value_bytes = written.len;
@@ -637,7 +644,7 @@ fn pack_rewrites_value_files_from_any_version() {
     }
     for elide in [true, false] {
         let format = if elide { 4 } else { 3 };
-        let values = WriteOptions { format, block: 100, level: 3, elide_losses: elide, filled_wins: elide };
+        let values = WriteOptions { format, block: 100, streams: 0, level: 3, elide_losses: elide, filled_wins: elide };
         let opts = PackOptions { values, backends: vec![Backend::Rank, Backend::Sorted], keep_work: false };
         pack(&dir, &g, 6, &opts, |_| {}).unwrap();
         let db = Database::open(&dir).unwrap();
@@ -690,7 +697,7 @@ fn format_cases(name: &str) -> (PathBuf, Vec<FileCase>) {
     }
     build(&g, &dir, 6, backends);
     let sol = oracle(&g, 6);
-    // The largest phase: several value blocks of 256 positions.
+    // The largest phase: several value blocks of 256 positions (two streams each).
     let ph = Phase::new(3, 3);
     let p = sol.index().phase(ph).unwrap().clone();
     let n = p.len();

@@ -16,7 +16,7 @@ pub struct BackendArgs {
     #[arg(long, value_name = "NAME")]
     pub backend: Option<Backend>,
     /// Megabytes of decoded value blocks kept in memory (about 3.3 bytes a position:
-    /// under 1 KB per v4 block of 256, 0.1 MB per v3 block of 32,768; all of phase (4,4)
+    /// under 0.5 KB per v5 stream of 128, 0.1 MB per v3 block of 32,768; all of phase (4,4)
     /// takes about 500). Default: 512, or half the
     /// memory left to the process where that is less (`ulimit -v`, available memory). 0
     /// keeps no block: every probe decodes the blocks it reads.

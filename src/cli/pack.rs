@@ -12,12 +12,12 @@ use crate::game::{Geometry, Phase};
 use crate::store::Backend;
 use crate::store::pack::{PackOptions, add_backend, pack};
 use crate::store::phasefile::phase_file;
-use crate::store::values::{DEFAULT_FORMAT, DEFAULT_LEVEL, MAX_BLOCK, WriteOptions, file_name};
+use crate::store::values::{DEFAULT_FORMAT, DEFAULT_LEVEL, MAX_BLOCK, MAX_STREAMS, WriteOptions, file_name};
 
 /// Arguments of `ostledb pack`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "`ostledb solve` packs its results itself; run this to pack again with other settings\n(it reads the solver's phase value files if kept with --keep-work, else the value files).\n\nExamples:\n  ostledb pack --db ostle.db --backend rank --backend sorted\n  ostledb pack --db old.db                        # rewrite an older database's values as v4\n  ostledb pack --db ostle.db --value-format 3     # zstd blocks: 4.9% larger, cold queries ~3x slower"
+    after_help = "`ostledb solve` packs its results itself; run this to pack again with other settings\n(it reads the solver's phase value files if kept with --keep-work, else the value files).\n\nExamples:\n  ostledb pack --db ostle.db --backend rank --backend sorted\n  ostledb pack --db old.db                        # rewrite an older database's values as v5\n  ostledb pack --db ostle.db --block 256 --streams 4   # v5 blocks of 4 streams of 256 positions\n  ostledb pack --db ostle.db --value-format 3     # zstd blocks: larger, cold queries several times slower"
 )]
 pub struct PackArgs {
     /// Pack the phases with at most this many pieces (default: every phase present).
@@ -33,22 +33,30 @@ pub struct PackArgs {
 /// How the store is written (shared by `solve` and `pack`).
 #[derive(Debug, Clone, Args)]
 pub struct StoreArgs {
-    /// Value file version: 4 (the default unless --keep-loss-distances: small blocks
-    /// coded with a context model of each phase; the whole game in 0.984 GB, cold
-    /// queries about 3x faster than v3's; losses elided only) or 3 (zstd blocks of
-    /// 32,768 positions; the whole game in 1.032 GB; the default with
+    /// Value file version: 5 (the default unless --keep-loss-distances: small streams
+    /// coded with a context model of each phase, several to a block; losses elided
+    /// only), 4 (one stream a block: the whole game in 0.984 GB; a cold read decodes
+    /// about twice what v5's does) or 3 (zstd blocks of 32,768 positions; the whole game
+    /// in 1.032 GB, cold queries about 3x slower than v4's; the default with
     /// --keep-loss-distances).
-    #[arg(long, value_name = "VERSION", value_parser = clap::value_parser!(u32).range(3..=4))]
+    #[arg(long, value_name = "VERSION", value_parser = clap::value_parser!(u32).range(3..=5))]
     pub value_format: Option<u32>,
     /// zstd level of v3 value blocks (1..=22). On (4,4), 19 packs about 4x slower than
     /// the default 15 for 2.5% fewer bytes; 9 is about 8x faster and 12% larger.
     #[arg(long, default_value_t = DEFAULT_LEVEL, value_parser = clap::value_parser!(i32).range(1..=22))]
     pub level: i32,
-    /// Positions per value block: a lookup decodes (part of) one block. Default: in v4,
-    /// 256 in a phase of 2^28 positions or more and 1,024 in a smaller one ((4,4): within
-    /// 3.4% of v2's size); 32,768 in v3. v4 takes at most 8,192.
+    /// Positions per value block (v5: per stream): a lookup decodes (part of) one.
+    /// Default: in v5, 128 in a phase of 2^28 positions or more and 256 in a smaller one
+    /// ((4,4): within 4.3% of v2's size); in v4, 256 and 1,024; 32,768 in v3. v4 takes at
+    /// most 8,192, v5 as many with all the streams of a block.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=MAX_BLOCK as i64))]
     pub block: Option<u32>,
+    /// v5: streams per value block (1..=16), each of --block positions: a lookup reads
+    /// one block (and checks its checksum) and decodes (part of) one of its streams; more
+    /// streams share one 6-byte index entry. Default: 8 in a phase of 2^28 positions or
+    /// more, 16 in a smaller one.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=MAX_STREAMS as i64))]
+    pub streams: Option<u32>,
     /// Key index to build (repeat for several; the first is the default for queries):
     /// rank (no keys: the index is computed), sorted, levelwise, mmap (one sorted keys
     /// file), hash (minimal perfect hash + index array), sled.
@@ -79,6 +87,7 @@ impl StoreArgs {
             values: WriteOptions {
                 format,
                 block: self.block.unwrap_or(0),
+                streams: self.streams.unwrap_or(0),
                 level: self.level,
                 elide_losses: !self.keep_loss_distances,
                 filled_wins: !self.keep_immediate_wins,

@@ -438,13 +438,16 @@ fn symmetric_bitmap(geom: &Geometry, phase: Phase, p: u32, stab: u8, inner_size:
     let syms: Vec<usize> = squares_of(stab as u32 & !1).map(|k| k as usize).collect();
     let mut words = vec![0u64; inner_size.div_ceil(64) as usize];
     // The opponent sets in inner order: colex order of the `b`-subsets of the free
-    // squares, which is the numeric order of their compressed masks `c` (the next one by
-    // Gosper's step), each spread onto the free squares.
-    let mut c: u32 = (1u32 << b) - 1;
+    // squares, which is the numeric order of the sets themselves. Gosper's step taken
+    // within the free squares gives the next: the lowest run of the set's squares (in
+    // the free squares' order) carries into the next free square, and all but one of
+    // the run go back to the lowest free squares. (Spreading a compressed mask onto the
+    // free squares for every set, one bit at a time, took 40% of this function.)
+    let lowest: Vec<u32> = (0..=b).map(|k| deposit((1u32 << k) - 1, free)).collect();
+    let mut o = lowest[b as usize];
     let mut fixing = Vec::with_capacity(syms.len());
     let mut inner = 0u64;
     for n in 0..sets {
-        let o = deposit(c, free);
         // A symmetry that maps `o` below itself makes every hole non-canonical, one that
         // maps it above leaves every hole canonical; one that fixes `o` decides by the hole.
         fixing.clear();
@@ -469,8 +472,9 @@ fn symmetric_bitmap(geom: &Geometry, phase: Phase, p: u32, stab: u8, inner_size:
         }
         inner += holes as u64;
         if n + 1 < sets {
-            let t = c | (c - 1);
-            c = (t + 1) | (((!t & t.wrapping_add(1)) - 1) >> (c.trailing_zeros() + 1));
+            // The carry runs through the squares outside `free` as through the run.
+            let r = (o | !free).wrapping_add(o & o.wrapping_neg()) & free;
+            o = r | lowest[((o & !r).count_ones() - 1) as usize];
         }
     }
     let mut cum = Vec::with_capacity(words.len() + 1);

@@ -21,9 +21,9 @@ pub const FILE: &str = "ostledb.meta";
 /// The first 8 bytes of the metadata file.
 pub const MAGIC: [u8; 8] = *b"OSTLEDB\x00";
 /// Versions of the database format this code reads (it writes the last).
-pub const VERSIONS: std::ops::RangeInclusive<u32> = 1..=4;
+pub const VERSIONS: std::ops::RangeInclusive<u32> = 1..=5;
 /// The version this code writes.
-pub const VERSION: u32 = 4;
+pub const VERSION: u32 = 5;
 /// Header length.
 pub const HEADER_LEN: usize = 32;
 /// The largest body a reader accepts.
@@ -211,7 +211,7 @@ mod tests {
 
     pub(crate) fn sample() -> Meta {
         Meta {
-            format: 4,
+            format: 5,
             writer: "ostledb 0.1.0".into(),
             side: 3,
             start_pieces: 3,
@@ -239,8 +239,8 @@ mod tests {
         assert_eq!(decode(Path::new("x"), &bytes).unwrap(), m);
         let body = &bytes[HEADER_LEN..];
         // format u32, then the writer string as u64 length + bytes, then side, start, max.
-        assert_eq!(&body[..4], &4u32.to_le_bytes());
-        assert_eq!(&bytes[8..12], &4u32.to_le_bytes());
+        assert_eq!(&body[..4], &5u32.to_le_bytes());
+        assert_eq!(&bytes[8..12], &5u32.to_le_bytes());
         assert_eq!(&body[4..12], &13u64.to_le_bytes());
         assert_eq!(&body[12..25], b"ostledb 0.1.0");
         assert_eq!(&body[25..28], &[3, 3, 6]);

@@ -2,11 +2,16 @@
 //! with a block index, so that one lookup decodes one small block.
 //!
 //! The byte layout is normative and documented in `schema/FORMAT.md` ("Value file").
-//! **v4** (the default) codes blocks of 256 positions (1,024 in a phase under
-//! [`LARGE_PHASE`] positions) with a static context model of the whole phase, stored in
-//! the file (`store::value_model`): the whole game is 4.6% smaller than in v3, and a
-//! block is decoded only as far as a read needs (about 19 ns a position), so cold
-//! queries are about 3x faster. **v1 to v3** (v3 is written with `--value-format 3`, or
+//! **v4** codes blocks of 256 positions (1,024 in a phase under [`LARGE_PHASE`]
+//! positions) with a static context model of the whole phase, stored in the file
+//! (`store::value_model`): the whole game is 4.6% smaller than in v3, and a block is
+//! decoded only as far as a read needs (about 19 ns a position), so cold queries are
+//! about 3x faster. **v5** (the default) codes with the same model, but a block holds
+//! several *streams* (8 of 128 positions, 16 of 256 in a phase under [`LARGE_PHASE`]),
+//! each coded on its own and leanly (no starting state written), behind one index
+//! entry: a read decodes one stream, half to a quarter of what v4 decodes, and the
+//! shared index entry and lean streams make the file smaller. Readers see each stream
+//! as a block. **v1 to v3** (v3 is written with `--value-format 3`, or
 //! when loss distances are kept) hold zstd frames: a 72-byte header (64 in v1), the blocks, then the block index
 //! (offset, compressed and decoded length, xxh3 checksum of each block). Either way a
 //! block of `m` positions decodes to
@@ -67,7 +72,7 @@ pub const MAGIC: [u8; 8] = *b"OSTLEVZB";
 /// [`WriteOptions::format`]).
 pub const VERSION: u32 = 4;
 /// The format versions this code reads.
-pub const VERSIONS: std::ops::RangeInclusive<u32> = 1..=4;
+pub const VERSIONS: std::ops::RangeInclusive<u32> = 1..=5;
 /// Header size in bytes (versions 2, 3 and 4).
 pub const HEADER_LEN: usize = 72;
 /// Header size in bytes of a version 1 file.
@@ -102,16 +107,40 @@ pub fn default_block(format: u32, count: u64) -> u32 {
     match format {
         4 if count >= LARGE_PHASE => DEFAULT_BLOCK_V4,
         4 => DEFAULT_BLOCK_V4_SMALL,
+        5 if count >= LARGE_PHASE => DEFAULT_STREAM_V5,
+        5 => DEFAULT_STREAM_V5_SMALL,
         _ => DEFAULT_BLOCK,
     }
 }
-/// The value file version written unless asked otherwise: v4 (the whole game 4.6%
-/// smaller than in v3, cold queries about 3x faster, (4,4) packed twice as fast;
+
+/// Positions per stream of v5 unless asked otherwise, in a phase of at least
+/// [`LARGE_PHASE`] positions: a cold read decodes 64 positions on average, half as many
+/// as in v4, and (5,4)+(4,5) are 4.8% smaller than v4's blocks of 256 (ARCHITECTURE.md,
+/// "Value blocks").
+pub const DEFAULT_STREAM_V5: u32 = 1 << 7;
+/// Positions per stream of v5 unless asked otherwise, in a smaller phase ((4,4) on the
+/// 5x5 board): a quarter of what a read of v4's blocks of 1,024 decodes, within 4.3% of
+/// v2's size.
+pub const DEFAULT_STREAM_V5_SMALL: u32 = 1 << 8;
+
+/// Streams per block of v5 unless asked otherwise, for a `count`-position phase: 8 of
+/// 128 positions in a large phase, 16 of 256 in a smaller one. A read takes the whole
+/// block (a few hundred bytes) and checks its checksum, and decodes one stream.
+pub fn default_streams(count: u64) -> u32 {
+    if count >= LARGE_PHASE { 8 } else { 16 }
+}
+/// The value file version written unless asked otherwise: v5 (v4's model, with several
+/// lean streams a block, so a read decodes half to a quarter as much for fewer bytes;
 /// ARCHITECTURE.md, "Value blocks"). A file that keeps loss distances is v3.
-pub const DEFAULT_FORMAT: u32 = 4;
-/// Largest positions per block of v4: a symbol codes in at most 15 bits, so a block of
-/// 8,192 positions (three symbols each at most) fits the u16 length of its index entry.
+pub const DEFAULT_FORMAT: u32 = 5;
+/// Largest positions per block of v4 (of v5: per block, all its streams together): a
+/// symbol codes in at most 15 bits, so a block of 8,192 positions (three symbols each at
+/// most) fits the u16 length of its index entry.
 pub const MAX_BLOCK_V4: u32 = 1 << 13;
+/// Streams per block of v5 at most.
+pub const MAX_STREAMS: u32 = 16;
+/// Where a v5 header's flags hold the streams per block (bits 8..16).
+const STREAMS_SHIFT: u32 = 8;
 /// Largest decoded v4 model a reader accepts (a bound on what a file may ask it to
 /// allocate; a whole-game phase's is about 1.5 MB).
 const MAX_MODEL: usize = 1 << 26;
@@ -135,11 +164,15 @@ pub fn file_name(phase: Phase) -> String {
 /// How values are written.
 #[derive(Clone, Copy, Debug)]
 pub struct WriteOptions {
-    /// The value file version: 4 (a context model per phase, the default; losses elided
-    /// only) or 3 (zstd frames; 4.9% larger on the whole game).
+    /// The value file version: 5 (the default) or 4 (a context model per phase; losses
+    /// elided only), or 3 (zstd frames; 4.9% larger on the whole game than v4).
     pub format: u32,
-    /// Positions per block; 0 for [`default_block`] of the format and the phase.
+    /// Positions per block (v5: per stream); 0 for [`default_block`] of the format and
+    /// the phase.
     pub block: u32,
+    /// v5: streams per block (1..=[`MAX_STREAMS`]); 0 for [`default_streams`] of the
+    /// phase. Must be 0 or 1 for v3 and v4.
+    pub streams: u32,
     /// zstd compression level (1..=22; v3 only).
     pub level: i32,
     /// Store every loss as [`ELIDED_LOSS`](crate::record::ELIDED_LOSS) (its distance is found again by one ply of
@@ -152,7 +185,14 @@ pub struct WriteOptions {
 
 impl Default for WriteOptions {
     fn default() -> WriteOptions {
-        WriteOptions { format: DEFAULT_FORMAT, block: 0, level: DEFAULT_LEVEL, elide_losses: true, filled_wins: true }
+        WriteOptions {
+            format: DEFAULT_FORMAT,
+            block: 0,
+            streams: 0,
+            level: DEFAULT_LEVEL,
+            elide_losses: true,
+            filled_wins: true,
+        }
     }
 }
 
@@ -257,7 +297,9 @@ fn header(
     model_len: u32,
 ) -> [u8; HEADER_LEN] {
     let (count, block, blocks, len) = (s.count, s.block, s.blocks, s.len);
-    let flags = if s.elided_losses { FLAG_ELIDED_LOSSES } else { 0 } | if s.filled_wins { FLAG_FILLED_WINS } else { 0 };
+    let flags = if s.elided_losses { FLAG_ELIDED_LOSSES } else { 0 }
+        | if s.filled_wins { FLAG_FILLED_WINS } else { 0 }
+        | if s.version >= 5 { s.streams << STREAMS_SHIFT } else { 0 };
     let mut h = [0u8; HEADER_LEN];
     h[0..16].copy_from_slice(&prefix(&MAGIC, s.version, geom, phase));
     h[16..24].copy_from_slice(&count.to_le_bytes());
@@ -267,7 +309,7 @@ fn header(
     h[40..48].copy_from_slice(&index_sum.to_le_bytes());
     h[48..56].copy_from_slice(&len.to_le_bytes());
     h[56..60].copy_from_slice(&flags.to_le_bytes());
-    // 60..64: v4 the model's length; v3 reserved, zero
+    // 60..64: v4 and v5 the model's length; v3 reserved, zero
     h[60..64].copy_from_slice(&model_len.to_le_bytes());
     let sum = checksum(&h[..64]);
     h[64..72].copy_from_slice(&sum.to_le_bytes());
@@ -281,10 +323,12 @@ pub struct Summary {
     pub version: u32,
     /// Positions.
     pub count: u64,
-    /// Positions per block.
+    /// Positions per block (v5: per stream).
     pub block: u32,
-    /// Blocks.
+    /// Blocks (v5: each of up to `streams` streams).
     pub blocks: u32,
+    /// Streams per block: 1 before v5.
+    pub streams: u32,
     /// File length in bytes.
     pub len: u64,
     /// Losses are stored without their distance.
@@ -316,23 +360,36 @@ pub fn write(
 ) -> Result<Summary, Error> {
     let max = match opts.format {
         3 => MAX_BLOCK,
-        4 => MAX_BLOCK_V4,
-        v => return Err(Error::InvalidArgument(format!("value file v{v} cannot be written (only v3 and v4)"))),
+        4 | 5 => MAX_BLOCK_V4,
+        v => return Err(Error::InvalidArgument(format!("value file v{v} cannot be written (only v3, v4 and v5)"))),
     };
-    let opts =
-        WriteOptions { block: if opts.block == 0 { default_block(opts.format, count) } else { opts.block }, ..opts };
-    if opts.block > max {
+    let streams = match (opts.format, opts.streams) {
+        (5, 0) => default_streams(count),
+        (5, s) if s <= MAX_STREAMS => s,
+        (5, s) => return Err(Error::InvalidArgument(format!("{s} streams per block out of range 1..={MAX_STREAMS}"))),
+        (_, 0 | 1) => 1,
+        (v, _) => return Err(Error::InvalidArgument(format!("value file v{v} has one stream per block"))),
+    };
+    let opts = WriteOptions {
+        block: if opts.block == 0 { default_block(opts.format, count) } else { opts.block },
+        streams,
+        ..opts
+    };
+    if opts.block.checked_mul(streams).is_none_or(|b| b > max) {
         return Err(Error::InvalidArgument(format!(
-            "block size {} out of range 1..={max} for value file v{}",
-            opts.block, opts.format
+            "block size {}{} out of range 1..={max} for value file v{}",
+            opts.block,
+            if streams > 1 { format!(" x {streams} streams") } else { String::new() },
+            opts.format
         )));
     }
-    if opts.format == 4 && !opts.elide_losses {
-        return Err(Error::InvalidArgument(
-            "value file v4 stores losses elided; write v3 to keep loss distances".into(),
-        ));
+    if opts.format >= 4 && !opts.elide_losses {
+        return Err(Error::InvalidArgument(format!(
+            "value file v{} stores losses elided; write v3 to keep loss distances",
+            opts.format
+        )));
     }
-    let blocks = count.div_ceil(opts.block as u64);
+    let blocks = count.div_ceil(opts.block as u64 * streams as u64);
     let blocks = u32::try_from(blocks).map_err(|_| Error::InvalidArgument("too many blocks".into()))?;
     let path = dir.join(file_name(phase));
     let tmp = temp_name(&path);
@@ -341,11 +398,12 @@ pub fn write(
         count,
         block: opts.block,
         blocks,
+        streams,
         len: 0,
         elided_losses: opts.elide_losses,
         filled_wins: opts.filled_wins,
     };
-    let written = if opts.format == 4 {
+    let written = if opts.format >= 4 {
         write_coded(&tmp, geom, phase, summary, records, progress)
     } else {
         write_zstd(&tmp, geom, phase, summary, opts.level, records, progress)
@@ -476,8 +534,44 @@ fn model_distance(side: u32, pieces: u32) -> usize {
     (side * side).saturating_sub(pieces).max(1) as usize
 }
 
-/// Value file v4: one pass over the records to count the model's contexts, one to code
-/// the blocks with it.
+/// One block of value file v5: its streams of `per` positions each coded lean
+/// ([`Model::encode_lean`]), each but the last preceded by its length.
+fn coded_block(model: &Model, records: &[u64], per: usize) -> Vec<u8> {
+    let coded: Vec<Vec<u8>> = records.chunks(per).map(|c| model.encode_lean(&as_stored(c, true))).collect();
+    let mut out = Vec::with_capacity(coded.iter().map(|c| c.len() + 3).sum());
+    for c in &coded[..coded.len() - 1] {
+        write_varint(&mut out, c.len() as u32);
+    }
+    for c in &coded {
+        out.extend_from_slice(c);
+    }
+    out
+}
+
+/// LEB128: 7 bits a byte, low first, the high bit set on every byte but the last.
+fn write_varint(out: &mut Vec<u8>, mut v: u32) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// A LEB128 number of at most 3 bytes (a stream is shorter than 2^16 bytes) from the
+/// start of `bytes`, and the bytes it took.
+fn read_varint(bytes: &[u8]) -> Option<(usize, usize)> {
+    let mut v = 0usize;
+    for (k, &b) in bytes.iter().take(3).enumerate() {
+        v |= ((b & 0x7f) as usize) << (7 * k);
+        if b & 0x80 == 0 {
+            return Some((v, k + 1));
+        }
+    }
+    None
+}
+
+/// Value file v4 and v5: one pass over the records to count the model's contexts, one
+/// to code the blocks with it.
 fn write_coded(
     tmp: &Path,
     geom: &Geometry,
@@ -486,11 +580,12 @@ fn write_coded(
     records: &mut dyn Records,
     mut progress: impl FnMut(u64),
 ) -> Result<Summary, Error> {
-    let (count, block) = (summary.count, summary.block as usize);
+    let (count, block, streams) = (summary.count, summary.block as usize, summary.streams as usize);
+    let lean = summary.version >= 5;
     let d = model_distance(geom.side(), phase.player + phase.opponent);
     let threads = rayon::current_num_threads();
     let too_big = |code: Val| Error::InvalidArgument(format!("value code {code} cannot be stored in value file v4"));
-    let mut buf = vec![0u64; batch_positions(summary.block)];
+    let mut buf = vec![0u64; batch_positions(summary.block * summary.streams)];
     // Pass 1: counts, one table per thread (about 45 MB each).
     let model = {
         let counts: Vec<std::sync::Mutex<Counts>> =
@@ -526,7 +621,10 @@ fn write_coded(
     while done < count {
         let n = ((count - done) as usize).min(buf.len());
         records.read(&mut buf[..n])?;
-        let coded: Vec<Vec<u8>> = buf[..n].par_chunks(block).map(|c| model.encode(&as_stored(c, true))).collect();
+        let coded: Vec<Vec<u8>> = buf[..n]
+            .par_chunks(block * streams)
+            .map(|c| if lean { coded_block(&model, c, block) } else { model.encode(&as_stored(c, true)) })
+            .collect();
         for c in coded {
             let len = u16::try_from(c.len())
                 .map_err(|_| Error::InvalidArgument("a value block too large for value file v4".into()))?;
@@ -610,16 +708,23 @@ enum Layout {
     Coded(Box<CodedBlocks>),
 }
 
-/// The blocks of a v4 file: its index entries as read (6 bytes a block) and where every
-/// [`STRIDE`]-th block starts, about 6.5 bytes of memory a block in all. Opening the
-/// whole game's index this way takes a third of the time and memory it took to unpack
-/// it into arrays of ends and checksums (8 bytes a block), for a few additions a read.
+/// The blocks of a v4 or v5 file: its index entries as read (6 bytes a block) and where
+/// every [`STRIDE`]-th block starts, about 6.5 bytes of memory a block in all. Opening
+/// the whole game's index this way takes a third of the time and memory it took to
+/// unpack it into arrays of ends and checksums (8 bytes a block), for a few additions a
+/// read. A v5 block holds `streams` streams; the file's readers see each stream as a
+/// block of its own (its positions, its cache entry), stream `b` in stored block `b /
+/// streams`.
 struct CodedBlocks {
     model: Model,
     /// The index: block `b`'s coded length (u16) and checksum (u32) at `6 * b`.
     index: Vec<u8>,
     /// Where block `STRIDE * k` starts in the file, for each `k`.
     starts: Vec<u64>,
+    /// Streams per stored block (1 in v4).
+    streams: usize,
+    /// The streams are lean (v5), not full (v4) ([`Model::encode_lean`]).
+    lean: bool,
 }
 
 /// Blocks between two entries of [`CodedBlocks::starts`].
@@ -643,6 +748,33 @@ impl CodedBlocks {
         let first = b - b % STRIDE;
         let start = self.starts[b / STRIDE] + (first..b).map(|k| self.len(k)).sum::<u64>();
         (start, start + self.len(b))
+    }
+
+    /// Stored blocks.
+    fn stored(&self) -> usize {
+        self.index.len() / ENTRY_LEN_V4
+    }
+
+    /// Stream `k` of the `n` streams of a v5 block's `bytes`: the lengths of all but the
+    /// last (LEB128) come first, then the streams in order.
+    fn stream(bytes: &[u8], n: usize, k: usize) -> Result<&[u8], &'static str> {
+        let bad = "its streams do not tile it";
+        let (mut at, mut before, mut len) = (0, 0, 0);
+        for j in 0..n - 1 {
+            let (l, used) = read_varint(&bytes[at.min(bytes.len())..]).ok_or(bad)?;
+            at += used;
+            if j < k {
+                before += l;
+            } else if j == k {
+                len = l;
+            }
+        }
+        let start = at + before;
+        let end = if k == n - 1 { bytes.len() } else { start + len };
+        if start >= end || end > bytes.len() {
+            return Err(bad);
+        }
+        Ok(&bytes[start..end])
     }
 }
 
@@ -681,12 +813,20 @@ impl ValueFile {
         let h = &h[..header_len];
         check_header(&path, h, &MAGIC, version, FileKind::Values, geom)?;
         let flags = if version == 1 { 0 } else { le_u32(h, 56) };
-        let known = if version >= 3 { FLAG_ELIDED_LOSSES | FLAG_FILLED_WINS } else { FLAG_ELIDED_LOSSES };
+        let known = match version {
+            5.. => FLAG_ELIDED_LOSSES | FLAG_FILLED_WINS | 0xff << STREAMS_SHIFT,
+            3 | 4 => FLAG_ELIDED_LOSSES | FLAG_FILLED_WINS,
+            _ => FLAG_ELIDED_LOSSES,
+        };
         if flags & !known != 0 || ((2..=3).contains(&version) && le_u32(h, 60) != 0) {
             return Err(corrupt(&path, format!("unknown header flags {flags:#x} (written by a newer ostledb?)")));
         }
-        if version == 4 && flags & FLAG_ELIDED_LOSSES == 0 {
-            return Err(corrupt(&path, "a v4 file that does not elide losses"));
+        if version >= 4 && flags & FLAG_ELIDED_LOSSES == 0 {
+            return Err(corrupt(&path, format!("a v{version} file that does not elide losses")));
+        }
+        let streams = if version >= 5 { flags >> STREAMS_SHIFT } else { 1 };
+        if !(1..=MAX_STREAMS).contains(&streams) {
+            return Err(corrupt(&path, format!("{streams} streams per block, out of range 1..={MAX_STREAMS}")));
         }
         if (h[14] as u32, h[15] as u32) != (phase.player, phase.opponent) {
             return Err(corrupt(&path, format!("holds phase ({},{}), expected {phase}", h[14], h[15])));
@@ -697,15 +837,16 @@ impl ValueFile {
         }
         let block = le_u32(h, 24);
         let blocks = le_u32(h, 28);
-        if block == 0 || block > MAX_BLOCK || blocks as u64 != count.div_ceil(block as u64) {
-            return Err(corrupt(&path, format!("{blocks} blocks of {block} positions cannot hold {count} positions")));
+        let stored = block as u64 * streams as u64;
+        if block == 0 || stored > MAX_BLOCK as u64 || blocks as u64 != count.div_ceil(stored) {
+            return Err(corrupt(&path, format!("{blocks} blocks of {stored} positions cannot hold {count} positions")));
         }
         let index_at = le_u64(h, 32);
         let stated = le_u64(h, 48);
         if stated != len {
             return Err(corrupt(&path, format!("{len} bytes long, its header says {stated} (truncated or extended)")));
         }
-        let entry_len = if version == 4 { ENTRY_LEN_V4 } else { ENTRY_LEN };
+        let entry_len = if version >= 4 { ENTRY_LEN_V4 } else { ENTRY_LEN };
         let index_len = blocks as u64 * entry_len as u64;
         if index_at < header_len as u64 || index_at.checked_add(index_len) != Some(len) {
             return Err(corrupt(&path, "the block index does not end the file"));
@@ -716,8 +857,10 @@ impl ValueFile {
         if checksum(&index) != le_u64(h, 40) {
             return Err(checksum_mismatch(&path, FileKind::Values, "block index", None, Some((index_at, len))));
         }
-        let layout = if version == 4 {
-            Layout::Coded(Box::new(Self::coded_blocks(&path, &mut file, h, index, index_at)?))
+        let layout = if version >= 4 {
+            let mut coded = Self::coded_blocks(&path, &mut file, h, index, index_at)?;
+            (coded.streams, coded.lean) = (streams as usize, version >= 5);
+            Layout::Coded(Box::new(coded))
         } else {
             let mut entries = Vec::with_capacity(blocks as usize);
             let mut at = header_len as u64;
@@ -790,14 +933,14 @@ impl ValueFile {
             }
             let len = u16::from_le_bytes([e[0], e[1]]) as u64;
             at += len;
-            if len < 4 {
+            if len == 0 || (len < 4 && le_u32(h, 8) == 4) {
                 return Err(corrupt(path, format!("block {b}: index entry out of place")));
             }
         }
         if at != index_at {
             return Err(corrupt(path, "the blocks do not fill the space before the block index"));
         }
-        Ok(CodedBlocks { model, index, starts })
+        Ok(CodedBlocks { model, index, starts, streams: 1, lean: false })
     }
 
     /// The phase.
@@ -825,7 +968,8 @@ impl ValueFile {
         self.bytes
     }
 
-    /// The number of blocks.
+    /// The number of blocks as read: each of [`ValueFile::block_positions`] positions
+    /// (in v5, each stream of a stored block).
     pub fn blocks(&self) -> u32 {
         self.count.div_ceil(self.block as u64) as u32
     }
@@ -885,13 +1029,23 @@ impl ValueFile {
         self.file.read_exact_at(bytes, start).map_err(io(&self.path))
     }
 
-    /// Where block `b`'s bytes are in the file: `start..end`.
+    /// Where stored block `b`'s bytes are in the file: `start..end` (`b` below
+    /// [`ValueFile::stored_blocks`]; a checksum error names the stored block).
     pub fn block_span(&self, b: u32) -> (u64, u64) {
         match &self.layout {
             Layout::Zstd(entries) => {
                 (entries[b as usize].offset, entries[b as usize].offset + entries[b as usize].len as u64)
             }
             Layout::Coded(c) => c.span(b as usize),
+        }
+    }
+
+    /// The number of blocks stored, each with its index entry and checksum: in v5 a
+    /// stored block holds several streams, each of which [`ValueFile::blocks`] counts.
+    pub fn stored_blocks(&self) -> u32 {
+        match &self.layout {
+            Layout::Zstd(entries) => entries.len() as u32,
+            Layout::Coded(c) => c.stored() as u32,
         }
     }
 
@@ -929,13 +1083,22 @@ impl ValueFile {
                 }
                 BYTES.with(|buf| {
                     let mut bytes = buf.borrow_mut();
-                    let (start, end) = c.span(b as usize);
+                    let stored = b as usize / c.streams;
+                    let (start, end) = c.span(stored);
                     bytes.resize((end - start) as usize, 0);
                     self.read_into(start, &mut bytes)?;
-                    if checksum(&bytes) as u32 != c.sum(b as usize) {
-                        return Err(self.block_mismatch(b as usize, start, end));
+                    if checksum(&bytes) as u32 != c.sum(stored) {
+                        return Err(self.block_mismatch(stored, start, end));
                     }
-                    c.model.decode_prefix(&bytes, self.positions_in(b), n).map_err(bad)
+                    if !c.lean {
+                        return c.model.decode_prefix(&bytes, self.positions_in(b), n).map_err(bad);
+                    }
+                    // The streams of this stored block: all but the phase's last have
+                    // `streams`.
+                    let first = (stored * c.streams) as u32;
+                    let streams = (self.blocks() - first).min(c.streams as u32) as usize;
+                    let stream = CodedBlocks::stream(&bytes, streams, b as usize % c.streams).map_err(bad)?;
+                    c.model.decode_lean(stream, self.positions_in(b), n).map_err(bad)
                 })
             }
         }
@@ -1064,7 +1227,7 @@ impl ValueFile {
         let mut r = BufReader::with_capacity(1 << 22, f);
         let mut bytes = Vec::new();
         // The blocks lie one after another (checked at open): one sequential read.
-        for b in 0..self.blocks() as usize {
+        for b in 0..self.stored_blocks() as usize {
             let (start, end, good) = match &self.layout {
                 Layout::Zstd(entries) => (entries[b].offset, entries[b].offset + entries[b].len as u64, entries[b].sum),
                 Layout::Coded(c) => {
@@ -1216,7 +1379,7 @@ mod tests {
                     &dir,
                     &g,
                     &vals,
-                    WriteOptions { format: 3, block, level: 3, elide_losses: false, filled_wins: false },
+                    WriteOptions { format: 3, block, streams: 0, level: 3, elide_losses: false, filled_wins: false },
                 )
                 .unwrap();
                 assert_eq!(s.blocks as u64, n.div_ceil(block as u64));
@@ -1233,71 +1396,97 @@ mod tests {
     }
 
     #[test]
-    fn v4_files_round_trip_and_every_flipped_byte_is_an_error_never_a_wrong_answer() {
+    fn coded_files_round_trip_and_every_flipped_byte_is_an_error_never_a_wrong_answer() {
         let g = Geometry::new(3, 3).unwrap();
         let ph = Phase::new(2, 2);
         let dir = tmpdir("v4");
+        // v4 (one stream a block) and v5 (1, 2, 3 and 16 lean streams a block).
+        let shapes = [(4u32, 1u32), (5, 1), (5, 2), (5, 3), (5, 16)];
         for n in [0u64, 1, 99, 1000, 5000] {
             let vals = PhaseValues::from_raw(ph, sample(n));
             let want = |i: u64| vals.packed(i).elided();
-            for block in [1u32, 7, 100, 1024, 8192] {
-                let opts = WriteOptions { format: 4, block, level: 3, elide_losses: true, filled_wins: false };
-                let s = write_values(&dir, &g, &vals, opts).unwrap();
-                assert_eq!((s.version, s.blocks as u64), (4, n.div_ceil(block as u64)));
-                let f = ValueFile::open(&dir, &g, ph, n).unwrap();
-                assert!(f.version() == 4 && f.elides_losses());
-                for i in (0..n).rev() {
-                    assert_eq!(f.record(i).unwrap(), want(i));
+            for (format, streams) in shapes {
+                for block in [1u32, 7, 100, 512, 8192 / streams] {
+                    let opts =
+                        WriteOptions { format, block, streams, level: 3, elide_losses: true, filled_wins: false };
+                    let s = write_values(&dir, &g, &vals, opts).unwrap();
+                    let stored = n.div_ceil(block as u64 * streams as u64);
+                    assert_eq!((s.version, s.blocks as u64, s.streams), (format, stored, streams));
+                    let f = ValueFile::open(&dir, &g, ph, n).unwrap();
+                    assert!(f.version() == format && f.elides_losses());
+                    assert_eq!(f.blocks() as u64, n.div_ceil(block as u64));
+                    for i in (0..n).rev() {
+                        assert_eq!(f.record(i).unwrap(), want(i));
+                    }
+                    // In order, through a file of its own: each block is decoded a part
+                    // at a time, further as reads go on (from its start each time, so
+                    // not over every position of the large blocks).
+                    let f = ValueFile::open(&dir, &g, ph, n).unwrap();
+                    for i in 0..n.min(1500) {
+                        assert_eq!(f.record(i).unwrap(), want(i));
+                    }
+                    assert!(f.record(n).is_err());
+                    assert_eq!(f.check().unwrap(), s.len);
+                    let all = load_file(&f).unwrap();
+                    assert!((0..n).all(|i| all.packed(i) == want(i)));
                 }
-                // In order, through a file of its own: each block is decoded a part at a
-                // time, further as reads go on.
-                let f = ValueFile::open(&dir, &g, ph, n).unwrap();
-                for i in 0..n {
-                    assert_eq!(f.record(i).unwrap(), want(i));
-                }
-                assert!(f.record(n).is_err());
-                assert_eq!(f.check().unwrap(), s.len);
-                let all = load_file(&f).unwrap();
-                assert!((0..n).all(|i| all.packed(i) == want(i)));
             }
         }
         // Block 0: the format's default for the phase's size.
-        for format in [3, 4] {
+        for format in [3, 4, 5] {
             let vals = PhaseValues::from_raw(ph, sample(3000));
-            let opts = WriteOptions { format, block: 0, level: 3, elide_losses: true, filled_wins: false };
+            let opts = WriteOptions { format, block: 0, streams: 0, level: 3, elide_losses: true, filled_wins: false };
             let s = write_values(&dir, &g, &vals, opts).unwrap();
             assert_eq!(s.block, default_block(format, 3000));
+            assert_eq!(s.streams, if format == 5 { default_streams(3000) } else { 1 });
             assert_eq!(ValueFile::open(&dir, &g, ph, 3000).unwrap().block_positions(), s.block);
         }
         assert_eq!(
             [default_block(3, 1), default_block(4, LARGE_PHASE - 1), default_block(4, LARGE_PHASE)],
             [DEFAULT_BLOCK, DEFAULT_BLOCK_V4_SMALL, DEFAULT_BLOCK_V4]
         );
-        // Every byte of a file of 5 blocks flipped: refused at open, by check, or by the
-        // block read; any record read is the right one.
-        let vals = PhaseValues::from_raw(ph, sample(5000));
-        let opts = WriteOptions { format: 4, block: 1024, level: 3, elide_losses: true, filled_wins: false };
-        write_values(&dir, &g, &vals, opts).unwrap();
-        let path = dir.join(file_name(ph));
-        let good = std::fs::read(&path).unwrap();
-        for at in 0..good.len() {
-            let mut bad = good.clone();
-            bad[at] ^= 1 << (at % 8);
-            std::fs::write(&path, &bad).unwrap();
-            let Ok(f) = ValueFile::open(&dir, &g, ph, 5000) else { continue };
-            assert!(f.check().is_err(), "byte {at} flipped: check passes");
-            let mut refused = false;
-            for i in 0..5000 {
-                match f.record(i) {
-                    Ok(r) => assert_eq!(r, vals.packed(i).elided(), "byte {at} flipped: a wrong answer"),
-                    Err(_) => refused = true,
+        assert_eq!(
+            [default_block(5, LARGE_PHASE - 1), default_block(5, LARGE_PHASE)],
+            [DEFAULT_STREAM_V5_SMALL, DEFAULT_STREAM_V5]
+        );
+        // Every byte of a file of a few blocks flipped: refused at open, by check, or by
+        // the block read; any record read is the right one.
+        for (format, n, block, streams) in [(4, 5000, 1024, 1), (5, 1200, 100, 4)] {
+            let vals = PhaseValues::from_raw(ph, sample(n));
+            let opts = WriteOptions { format, block, streams, level: 3, elide_losses: true, filled_wins: false };
+            write_values(&dir, &g, &vals, opts).unwrap();
+            let path = dir.join(file_name(ph));
+            let good = std::fs::read(&path).unwrap();
+            for at in 0..good.len() {
+                let mut bad = good.clone();
+                bad[at] ^= 1 << (at % 8);
+                std::fs::write(&path, &bad).unwrap();
+                let Ok(f) = ValueFile::open(&dir, &g, ph, n) else { continue };
+                assert!(f.check().is_err(), "v{format}: byte {at} flipped: check passes");
+                let mut refused = false;
+                // Last first: each block is decoded once, whole.
+                for i in (0..n).rev() {
+                    match f.record(i) {
+                        Ok(r) => assert_eq!(r, vals.packed(i).elided(), "v{format}: byte {at} flipped: a wrong answer"),
+                        Err(_) => refused = true,
+                    }
                 }
+                assert!(refused, "v{format}: byte {at} flipped: every record read");
             }
-            assert!(refused, "byte {at} flipped: every record read");
         }
-        // Loss distances cannot be kept in v4.
-        let opts = WriteOptions { format: 4, block: 1024, level: 3, elide_losses: false, filled_wins: false };
-        assert!(write_values(&dir, &g, &vals, opts).unwrap_err().to_string().contains("v4 stores losses elided"));
+        let vals = PhaseValues::from_raw(ph, sample(5000));
+        // Loss distances cannot be kept in v4 or v5; v5 takes 1..=16 streams, and a block
+        // of at most 8,192 positions with all of them; v3 and v4 one stream.
+        for format in [4, 5] {
+            let opts =
+                WriteOptions { format, block: 256, streams: 0, level: 3, elide_losses: false, filled_wins: false };
+            let e = write_values(&dir, &g, &vals, opts).unwrap_err().to_string();
+            assert!(e.contains(&format!("v{format} stores losses elided")), "{e}");
+        }
+        for (format, block, streams) in [(5, 100, 17), (5, 1024, 9), (4, 100, 2), (3, 100, 2)] {
+            let opts = WriteOptions { format, block, streams, level: 3, elide_losses: true, filled_wins: false };
+            assert!(write_values(&dir, &g, &vals, opts).is_err(), "v{format}, {block} x {streams}");
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 
@@ -1311,7 +1500,7 @@ mod tests {
             &dir,
             &g,
             &vals,
-            WriteOptions { format: 3, block: 512, level: 3, elide_losses: true, filled_wins: false },
+            WriteOptions { format: 3, block: 512, streams: 0, level: 3, elide_losses: true, filled_wins: false },
         )
         .unwrap();
         assert!(s.elided_losses);
@@ -1338,7 +1527,7 @@ mod tests {
             &dir,
             &g,
             &vals,
-            WriteOptions { format: 3, block: 512, level: 3, elide_losses: false, filled_wins: false },
+            WriteOptions { format: 3, block: 512, streams: 0, level: 3, elide_losses: false, filled_wins: false },
         )
         .unwrap();
         let path = dir.join(file_name(ph));
@@ -1395,7 +1584,7 @@ mod tests {
             }
         }
         for block in [1u32, 5, 64, 100_000] {
-            let opts = WriteOptions { format: 3, block, level: 3, elide_losses: false, filled_wins: true };
+            let opts = WriteOptions { format: 3, block, streams: 0, level: 3, elide_losses: false, filled_wins: true };
             write_values(&dir, &g, &PhaseValues::from_raw(ph, filled.clone()), opts).unwrap();
             let f = ValueFile::open(&dir, &g, ph, n).unwrap();
             assert!(f.fills_immediate_wins() && f.version() == 3);
