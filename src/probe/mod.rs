@@ -49,6 +49,15 @@ pub trait RecordSource {
     fn will_read(&self, located: &[(Phase, u64)]) {
         let _ = located;
     }
+
+    /// A hint, after [`RecordSource::will_read`], that the records of these positions
+    /// (each as played, with its phase and index) are about to be read, and that any
+    /// stored as an elided loss will be resolved from its own children: a source that
+    /// decodes blocks may decode all those grandchildren's blocks now, in one go, rather
+    /// than a child at a time. It must not change any answer. By default nothing.
+    fn will_resolve(&self, children: &[(Position, Phase, u64)]) {
+        let _ = children;
+    }
 }
 
 /// The phase and index of a position by the combinatorial rank.

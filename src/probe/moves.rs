@@ -46,7 +46,20 @@ pub fn move_values_unless_capture_wins(
     value_played(geom, src, pos, &played).map(Some)
 }
 
-fn play_all(geom: &Geometry, pos: &Position) -> Vec<(Move, Played)> {
+/// True when the value of a move that played `r` needs the child's record: the rules
+/// decide it otherwise (a removal that ends the game, or a child that is an immediate
+/// win for its side to move).
+pub fn needs_record(geom: &Geometry, r: &Played) -> bool {
+    let losing = geom.losing_count();
+    match r.removal {
+        Removal::Opponent if r.child.player.count_ones() == losing => false,
+        Removal::Own if r.child.opponent.count_ones() == losing => false,
+        _ => !is_immediate_win(geom, &r.child),
+    }
+}
+
+/// Every move of `pos` with what playing it gives.
+pub fn play_all(geom: &Geometry, pos: &Position) -> Vec<(Move, Played)> {
     moves(geom, pos).iter().map(|&m| (m, play(geom, pos, m).expect("listed moves are legal"))).collect()
 }
 
@@ -61,19 +74,19 @@ fn value_played(
     // once, here), so that the source hears of every record about to be read first.
     let mut located = Vec::with_capacity(played.len());
     let mut looked_up = Vec::with_capacity(played.len());
+    let mut children = Vec::with_capacity(played.len());
     for (_, r) in played {
-        looked_up.push(match r.removal {
-            Removal::Opponent if r.child.player.count_ones() == losing => None,
-            Removal::Own if r.child.opponent.count_ones() == losing => None,
-            _ if is_immediate_win(geom, &r.child) => None,
-            _ => {
-                let at = src.locate(&r.child)?;
-                located.push(at);
-                Some(at)
-            }
+        looked_up.push(if needs_record(geom, r) {
+            let at = src.locate(&r.child)?;
+            located.push(at);
+            children.push((r.child, at.0, at.1));
+            Some(at)
+        } else {
+            None
         });
     }
     src.will_read(&located);
+    src.will_resolve(&children);
     let mut target = None;
     let mut out = Vec::with_capacity(played.len());
     for (i, ((mv, r), at)) in played.iter().zip(looked_up).enumerate() {

@@ -18,6 +18,7 @@ use crate::game::forbidden::published_node_index;
 use crate::game::symmetry::canonical;
 use crate::game::{Geometry, Phase, Position};
 use crate::index::GameIndex;
+use crate::probe::moves::{needs_record, play_all};
 use crate::probe::{MoveValue, RecordSource, move_values, node_value, resolve_record};
 use crate::record::{Outcome, Packed, Record};
 use crate::store::cache::{BlockCache, RecordCache, default_budget};
@@ -352,7 +353,7 @@ impl Database {
     /// with its elided losses found by one ply of search, or taken from the cache of
     /// records resolved before.
     fn resolved_record(&self, pos: &Position, phase: Phase, idx: u64, raw: Packed) -> Result<Record, Error> {
-        let key = (phase.player as u64) << 60 | (phase.opponent as u64) << 56 | idx;
+        let key = resolved_key(phase, idx);
         if let Some(r) = self.resolved.get(key) {
             return Ok(r.record());
         }
@@ -393,7 +394,7 @@ impl Database {
     /// missing blocks, or when the cache is too small to keep what is decoded (it would
     /// be decoded twice). Errors are left for the reads that follow to report.
     fn decode_ahead(&self, located: &[(Phase, u64)]) {
-        if located.len() < 2 || self.cache.budget() < DECODE_AHEAD_MIN_CACHE || rayon::current_num_threads() < 2 {
+        if located.len() < 2 || !self.decodes_ahead() {
             return;
         }
         // Each block missing from the cache, with the last of its positions asked for
@@ -418,6 +419,45 @@ impl Database {
                 let _ = slot.values.decoded_to(b, i);
             }
         });
+    }
+
+    /// True when [`Database::decode_ahead`] may decode anything: two threads at least
+    /// and a cache large enough to keep what it decodes.
+    fn decodes_ahead(&self) -> bool {
+        self.cache.budget() >= DECODE_AHEAD_MIN_CACHE && rayon::current_num_threads() >= 2
+    }
+
+    /// Decode ahead, in one go, the blocks of the children of every one of `children`
+    /// (positions as played, located) whose stored record is an elided loss not yet
+    /// resolved: resolving them reads all of those, one child after another otherwise
+    /// (each child's own decode-ahead then has a fraction of the blocks to share among
+    /// the threads). Errors are left for the reads that follow to report.
+    fn decode_ahead_resolving(&self, children: &[(Position, Phase, u64)]) {
+        if !self.decodes_ahead() {
+            return;
+        }
+        let mut grandchildren = Vec::new();
+        for (pos, ph, idx) in children {
+            let Ok(slot) = self.slot(*ph) else { continue };
+            if !slot.values.elides_losses() {
+                continue;
+            }
+            let Ok(raw) = slot.values.record_for(pos, *idx) else { continue };
+            if !raw.needs_resolving() || self.resolved.get(resolved_key(*ph, *idx)).is_some() {
+                continue;
+            }
+            // As `resolved_record` resolves it: from the position as played, or its
+            // canonical form when the special value is elided.
+            let from = if raw.special_elided() { canonical(&self.geom, pos).0 } else { *pos };
+            for (_, r) in play_all(&self.geom, &from) {
+                if needs_record(&self.geom, &r)
+                    && let Ok(at) = self.locate(&r.child)
+                {
+                    grandchildren.push(at);
+                }
+            }
+        }
+        self.decode_ahead(&grandchildren);
     }
 
     fn check_range(&self, pos: &Position) -> Result<(), Error> {
@@ -570,6 +610,14 @@ impl RecordSource for Database {
     fn will_read(&self, located: &[(Phase, u64)]) {
         self.decode_ahead(located);
     }
+    fn will_resolve(&self, children: &[(Position, Phase, u64)]) {
+        self.decode_ahead_resolving(children);
+    }
+}
+
+/// The key of a position's resolved record in [`Database`]'s cache of them.
+fn resolved_key(phase: Phase, idx: u64) -> u64 {
+    (phase.player as u64) << 60 | (phase.opponent as u64) << 56 | idx
 }
 
 /// The error for a directory without a database: what to run.
