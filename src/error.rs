@@ -114,6 +114,8 @@ pub enum FileKind {
     PhaseFile,
     /// A solver's group checkpoint `group-A-B[-C-D].ckpt`.
     Checkpoint,
+    /// The checkpoint of a breadth-first search by positions `bfs-positions.ckpt`.
+    BfsCheckpoint,
 }
 
 impl FileKind {
@@ -128,6 +130,7 @@ impl FileKind {
             FileKind::FirstDepths => "first-depth file",
             FileKind::PhaseFile => "phase value file",
             FileKind::Checkpoint => "group checkpoint",
+            FileKind::BfsCheckpoint => "BFS checkpoint",
         }
     }
 
@@ -158,6 +161,7 @@ impl FileKind {
             n if n.starts_with("bfs-") && n.ends_with(".zst") => Some(FileKind::Bfs),
             n if n.strip_prefix("phase-").is_some_and(|r| phase(r, ".vals")) => Some(FileKind::PhaseFile),
             n if n.starts_with("group-") && n.ends_with(".ckpt") => Some(FileKind::Checkpoint),
+            "bfs-positions.ckpt" => Some(FileKind::BfsCheckpoint),
             _ => None,
         }
     }
@@ -207,6 +211,11 @@ impl FileKind {
             FileKind::Checkpoint => {
                 format!("delete it: the next `ostledb solve --db {dir}` solves its phase group from the start")
             }
+            FileKind::BfsCheckpoint => format!(
+                "delete it to start over: the next `ostledb bfs --by-positions --checkpoint-dir {}` then searches from depth 0",
+                // A checkpoint directory need not be a database: its own directory.
+                path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")).display()
+            ),
         }
     }
 
@@ -215,6 +224,7 @@ impl FileKind {
     fn newer_advice(self) -> &'static str {
         match self {
             FileKind::Checkpoint => "or delete it: this one then solves its phase group from the start",
+            FileKind::BfsCheckpoint => "or delete it: this one then searches from depth 0",
             FileKind::PhaseFile => "or delete it and solve its phase again with this one",
             _ => "or rebuild the database with this one",
         }
@@ -361,6 +371,21 @@ pub enum Error {
         level: u32,
         /// Whether a checkpoint was written.
         saved: bool,
+    },
+    /// A breadth-first search by positions was asked to stop (Ctrl-C, SIGTERM); with a
+    /// checkpoint directory its state was saved at the layer boundary where it stopped.
+    #[error(
+        "the breadth-first search stopped after depth {depth}{}",
+        match .checkpoint {
+            Some(p) => format!("; its checkpoint is {}: run the same command again to resume there", p.display()),
+            None => " (nothing saved: no checkpoint directory)".to_string(),
+        }
+    )]
+    BfsStopped {
+        /// The deepest layer done.
+        depth: u32,
+        /// The checkpoint holding the search's state after that layer.
+        checkpoint: Option<PathBuf>,
     },
     /// A lookup backend that this build of ostledb does not contain.
     #[error(

@@ -19,13 +19,14 @@ fn main() {
     }
     let cli = Cli::parse();
     let signals = Signals::default();
-    // Only for a command that stops cleanly on request (`solve`); the others keep the
-    // default, an immediate exit. The first Ctrl-C (or SIGTERM) sets the stop flag: the
-    // solve saves a checkpoint at the next level boundary and returns an error (exit code
-    // 2). A second one quits at once, keeping the last checkpoint. `set_handler` also
-    // replaces an inherited "ignore SIGINT" (a shell's background job), so a stop request
-    // is never lost; a failure to install leaves the default (immediate exit, last
-    // checkpoint kept).
+    // Only for a command that stops cleanly on request (`solve`, `bfs --by-positions` with
+    // a checkpoint directory); the others keep the default, an immediate exit. The first
+    // Ctrl-C (or SIGTERM) sets the stop flag: the solve (the search) saves a checkpoint at
+    // the next level (layer) boundary and returns an error (exit code 2). A second one
+    // quits at once, keeping the last checkpoint. `set_handler` also replaces an
+    // inherited "ignore SIGINT" (a shell's background job), so a stop request is never
+    // lost; a failure to install leaves the default (immediate exit, last checkpoint
+    // kept).
     if let Some(on) = cli.on_interrupt() {
         let stop = signals.stop.clone();
         let _ = ctrlc::set_handler(move || {

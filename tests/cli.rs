@@ -449,6 +449,103 @@ fn bfs_by_positions_equals_the_node_lists_and_refuses_strict() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("published convention only"));
 }
 
+/// Run `ostledb args` until a line of its stderr contains `trigger`, then send it
+/// `signal` (`KILL` or `TERM`) and wait for it: its exit status and its stderr.
+fn signal_when(args: &[&str], trigger: &str, signal: &str) -> (ExitStatus, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ostledb"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run ostledb {args:?}: {e}"));
+    let mut stderr = String::new();
+    let mut lines = BufReader::new(child.stderr.take().expect("piped"));
+    let mut line = String::new();
+    let mut sent = false;
+    while lines.read_line(&mut line).expect("stderr") > 0 {
+        if !sent && line.contains(trigger) {
+            let pid = child.id().to_string();
+            assert!(Command::new("kill").args([&format!("-{signal}"), &pid]).status().expect("kill").success());
+            sent = true;
+        }
+        stderr.push_str(&line);
+        line.clear();
+    }
+    assert!(sent, "ostledb {args:?} never said `{trigger}`: {stderr}");
+    (child.wait().expect("the process ends"), stderr)
+}
+
+/// `bfs --by-positions` resumes from its checkpoint after a kill (SIGKILL after a save)
+/// and after SIGTERM (which saves at the next layer boundary and exits with 2), and the
+/// layers then equal one uninterrupted search's (every field but the seconds); the
+/// checkpoint is removed at the end; a damaged one is an error (exit code 1) that names
+/// the file and says how to start over, and is left in place.
+#[test]
+fn bfs_by_positions_resumes_after_a_kill_and_after_sigterm() {
+    let strip = |v: &Value| -> Vec<Value> {
+        let mut layers = v["layers"].as_array().expect("layers").clone();
+        for l in &mut layers {
+            l.as_object_mut().unwrap().remove("seconds");
+        }
+        layers
+    };
+    let want = json_stdout(&["bfs", "--by-positions", "--max-depth", "8", "--json", "--quiet"]);
+    let base = std::env::temp_dir().join(format!("ostledb-cli-bfs-resume-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(&base).unwrap();
+    let dir = base.join("ck");
+    let dir_arg = dir.to_str().unwrap();
+    let ckpt = dir.join("bfs-positions.ckpt");
+    let run = ["bfs", "--by-positions", "--max-depth", "8", "--checkpoint-dir", dir_arg];
+
+    // Killed right after the save that follows depth 5 (saved after every layer).
+    let mut args = run.to_vec();
+    args.extend(["--checkpoint-minutes", "0"]);
+    let (status, stderr) = signal_when(&args, "saved the search after depth 5", "KILL");
+    assert!(!status.success(), "{stderr}");
+    assert!(ckpt.is_file(), "{stderr}");
+    let resume = || {
+        let mut args = run.to_vec();
+        args.push("--json");
+        let out = ostledb(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        assert!(stderr.contains(&format!("resumed the search from {}", ckpt.display())), "{stderr}");
+        assert!(stderr.contains("after depth "), "{stderr}");
+        let got: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        assert_eq!(strip(&got), strip(&want));
+        assert_eq!(got["positions_reached"], want["positions_reached"]);
+        assert_eq!(got["stop"], want["stop"]);
+        assert!(!ckpt.exists(), "the checkpoint is removed at the end");
+    };
+    resume();
+
+    // SIGTERM during a layer: saved at the next boundary, exit code 2, then resumed.
+    let mut args = run.to_vec();
+    args.extend(["--checkpoint-minutes", "1000"]);
+    let (status, stderr) = signal_when(&args, "depth 3:", "TERM");
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("stopped after depth") && stderr.contains("run the same command again"), "{stderr}");
+    assert!(ckpt.is_file(), "{stderr}");
+    let saved = std::fs::read(&ckpt).unwrap();
+
+    // A damaged checkpoint: exit code 1, the file named, how to start over; kept.
+    let mut bad = saved.clone();
+    let k = bad.len() - 9;
+    bad[k] ^= 0x40;
+    std::fs::write(&ckpt, &bad).unwrap();
+    let out = ostledb(&run);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains(&ckpt.display().to_string()) && stderr.contains("delete it to start over"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(ckpt.is_file());
+    std::fs::write(&ckpt, &saved).unwrap();
+    resume();
+    let _ = std::fs::remove_dir_all(&base);
+}
+
 /// `n` boards of phase (4,4), one a line: four pieces a side and the hole on random
 /// squares (a fixed sequence for `seed`).
 fn random_boards_4_4(n: usize, seed: u64) -> String {

@@ -6,14 +6,14 @@ use clap::{Args, ValueEnum};
 use serde::Serialize;
 
 use crate::cli::progress::CliReporter;
-use crate::cli::{CommonArgs, emit, emit_json, thousands};
+use crate::cli::{CommonArgs, OnInterrupt, Signals, emit, emit_json, thousands};
 use crate::error::Error;
 use crate::game::Geometry;
 use crate::game::node::{Convention, key_code, key_index, node_of};
 use crate::game::notation::{code_to_base64, format_board};
 use crate::game::position::Position;
 use crate::solve::bfs::{BfsReport, Stop, bfs_layers_with};
-use crate::solve::bfs_positions::{bfs_first_depths, bfs_positions, store_first_depths};
+use crate::solve::bfs_positions::{Checkpoints, bfs_first_depths_with, bfs_positions, store_first_depths};
 use crate::store::first_depths::{FILE_NAME, FirstDepthSummary, NOT_REACHED};
 
 /// The expansion convention on the command line.
@@ -29,7 +29,7 @@ pub enum ConventionArg {
 /// Arguments of `ostledb bfs`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  ostledb bfs\n  ostledb bfs --strict --max-depth 6 --json\n  ostledb bfs --max-depth 6 --board 22222-00000-00300-00000-11111\n\nWith --store, the depths are kept in --db for `query` and `export`.\n\nDepth 0 is the initial position. A node is (canonical position, forbidden move);\nthe published layers are 1, 9, 102, 954, 6329, 33052, 147620, 556811, 1863530, ...\n(strict: 1, 9, 99, 932, 6319, ...); the default reproduces them (checked to depth 13).\n\nThe whole game (the published run found 27 layers, depths 0..26), kept for query:\n  ostledb bfs --by-positions --max-depth 200 --store --db ostle.db\n12.0 GB (11.2 GiB: a 4-byte mask of reached nodes and first depth per position, three\nbitmaps), about 2 hours on 2 cores."
+    after_help = "Examples:\n  ostledb bfs\n  ostledb bfs --strict --max-depth 6 --json\n  ostledb bfs --max-depth 6 --board 22222-00000-00300-00000-11111\n\nWith --store, the depths are kept in --db for `query` and `export`.\n\nDepth 0 is the initial position. A node is (canonical position, forbidden move);\nthe published layers are 1, 9, 102, 954, 6329, 33052, 147620, 556811, 1863530, ...\n(strict: 1, 9, 99, 932, 6319, ...); the default reproduces them (checked to depth 13).\n\nThe whole game (the published run found 27 layers, depths 0..26), kept for query:\n  ostledb bfs --by-positions --max-depth 200 --store --db ostle.db\n12.0 GB (11.2 GiB: a 4-byte mask of reached nodes and first depth per position, three\nbitmaps), about 2 hours on 2 cores. It saves a checkpoint in the database directory\n(up to 11.3 GB of disk) every 10 minutes and when Ctrl-C or SIGTERM stops it; the same\ncommand, run again after a kill or a stop, goes on from there. Without --store, give\n--checkpoint-dir DIR for the same."
 )]
 pub struct BfsArgs {
     /// Which moves expand a node: `published` plays all moves of the position (the
@@ -80,6 +80,19 @@ pub struct BfsArgs {
     /// forbidden move of `--board`.
     #[arg(long, value_name = "BOARD", requires = "board")]
     pub prev: Option<String>,
+    /// With --by-positions: save the search's state to `bfs-positions.ckpt` in DIR at
+    /// layer boundaries (see --checkpoint-minutes), and resume from it when it is there:
+    /// a search that is killed, or stopped by Ctrl-C or SIGTERM (it saves first), goes on
+    /// from its last saved depth when run again with the same DIR (--max-depth may
+    /// differ). The file is removed once the search ends and its results are stored or
+    /// written (--store, --first-depths-out). With --store the database
+    /// directory (--db) is the default. A save of the whole game writes up to 11.3 GB.
+    #[arg(long, value_name = "DIR", requires = "by_positions")]
+    pub checkpoint_dir: Option<std::path::PathBuf>,
+    /// With a checkpoint directory: save at the first layer boundary after this many
+    /// minutes since the search started, resumed or last saved (0: after every layer).
+    #[arg(long, default_value_t = 10, value_name = "MINUTES", requires = "by_positions")]
+    pub checkpoint_minutes: u64,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -113,8 +126,35 @@ struct Output<'a> {
     query: Option<Query>,
 }
 
-/// Run `ostledb bfs`.
-pub fn run(args: BfsArgs) -> Result<(), Error> {
+impl BfsArgs {
+    /// Where a search by positions keeps its checkpoint: --checkpoint-dir, or the database
+    /// directory with --store; `None` for a search that does not resume.
+    fn checkpoint_dir(&self) -> Option<std::path::PathBuf> {
+        if !self.by_positions || self.import_first_depths.is_some() {
+            return None;
+        }
+        self.checkpoint_dir.clone().or_else(|| self.store.then(|| self.common.db.clone()))
+    }
+}
+
+/// What Ctrl-C (or SIGTERM) does during `ostledb bfs` (see
+/// [`crate::cli::Cli::on_interrupt`]): for a search by positions with a checkpoint
+/// directory, the first saves the search at the next layer boundary and stops it, a
+/// second quits at once, keeping the last checkpoint; for any other search, nothing
+/// (the default: the process ends at once).
+pub fn on_interrupt(args: &BfsArgs) -> Option<OnInterrupt> {
+    args.checkpoint_dir()?;
+    Some(OnInterrupt {
+        stopping: (!args.common.quiet).then_some(
+            "ostledb: stopping after the current layer, once a checkpoint is saved (press Ctrl-C again to quit at once)",
+        ),
+        quitting: "ostledb: stopped; the last checkpoint in the checkpoint directory is kept",
+    })
+}
+
+/// Run `ostledb bfs`; a search by positions with a checkpoint directory stops at the next
+/// layer boundary, its checkpoint saved, once `signals.stop` is set.
+pub fn run(args: BfsArgs, signals: &Signals) -> Result<(), Error> {
     let t = Instant::now();
     let g = Geometry::standard();
     let convention = match (args.strict, args.convention) {
@@ -156,16 +196,23 @@ pub fn run(args: BfsArgs) -> Result<(), Error> {
         return emit_stored_first_depths(&args, &summary, len, t);
     }
     let mut stored_first_depths = None;
+    let checkpoints = Checkpoints {
+        dir: args.checkpoint_dir(),
+        every: Some(std::time::Duration::from_secs(60 * args.checkpoint_minutes)),
+        stop: Some(signals.stop.clone()),
+    };
     let (report, first_depth) = if !args.by_positions {
         (bfs_layers_with(g, convention, mates, args.max_depth, args.max_nodes, &reporter), None)
-    } else if query_node.is_some() || args.first_depths_out.is_some() || args.store {
-        let (report, depths) = bfs_first_depths(g, mates, args.max_depth, &reporter)?;
+    } else if query_node.is_some() || args.first_depths_out.is_some() || args.store || checkpoints.dir.is_some() {
+        let (report, depths) = bfs_first_depths_with(g, mates, args.max_depth, &checkpoints, &reporter)?;
         if let Some(path) = &args.first_depths_out {
             crate::store::file::write_atomic(path, |w| depths.write_raw(w))?;
         }
         if args.store {
             stored_first_depths = Some(store_first_depths(&args.common.db, &report, &depths)?);
         }
+        // Kept until the results are: a failure above resumes from the last save.
+        checkpoints.finish()?;
         let d = query_node.as_ref().map(|(pos, _)| depths.depth_of(pos)).transpose()?;
         (report, d)
     } else {

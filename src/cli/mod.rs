@@ -128,7 +128,9 @@ pub fn parse_with_prev(
 pub struct Signals {
     /// Set by the binary at the first Ctrl-C or SIGTERM; `solve` passes it on as
     /// [`crate::solve::SolveOptions::stop`], so the solve saves a checkpoint and returns
-    /// [`Error::Interrupted`] at the next level boundary.
+    /// [`Error::Interrupted`] at the next level boundary, and `bfs --by-positions` with a
+    /// checkpoint directory as [`crate::solve::bfs_positions::Checkpoints::stop`], so the
+    /// search saves one and returns [`Error::BfsStopped`] at the next layer boundary.
     pub stop: Arc<AtomicBool>,
 }
 
@@ -146,11 +148,13 @@ pub struct OnInterrupt {
 
 impl Cli {
     /// Whether this command stops cleanly when [`Signals::stop`] is set, and what to say
-    /// then: only `solve` does (it saves a checkpoint first). For every other command the
+    /// then: `solve`, and `bfs --by-positions` with a checkpoint directory, do (they save a
+    /// checkpoint first). For every other command the
     /// binary installs no handler, so Ctrl-C ends the process at once, as by default.
     pub fn on_interrupt(&self) -> Option<OnInterrupt> {
         match &self.command {
             Command::Solve(a) => Some(solve::on_interrupt(a)),
+            Command::Bfs(a) => bfs::on_interrupt(a),
             _ => None,
         }
     }
@@ -178,7 +182,7 @@ fn dispatch(cli: Cli, signals: &Signals) -> Result<(), Error> {
         Command::Query(a) => query::run(a),
         Command::Stats(a) => stats::run(a),
         Command::Verify(a) => verify::run(a),
-        Command::Bfs(a) => bfs::run(a),
+        Command::Bfs(a) => bfs::run(a, signals),
         Command::Pack(a) => pack::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Interesting(a) => interesting::run(a),

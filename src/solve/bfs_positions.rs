@@ -58,6 +58,14 @@
 //! spreads over the game. [`search_bytes`] gives them for a
 //! board.
 //!
+//! # Checkpoints
+//!
+//! [`bfs_first_depths_with`] saves the search's state at layer boundaries into a
+//! checkpoint directory ([`Checkpoints`]; the file is [`crate::solve::bfs_checkpoint`]'s)
+//! and resumes from it: at a boundary the state is the masks, the frontier about to be
+//! expanded and the layer statistics (the other bitmaps are empty then), so a resumed
+//! search gives the same report and first depths as one that never stopped.
+//!
 //! # What the report leaves out
 //!
 //! The report is a [`BfsReport`] like the node-list search's, so the two compare
@@ -67,8 +75,9 @@
 //! [`Stop::Exhausted`]). The strict convention, where a node does not play its own
 //! forbidden move and a position can need expanding again, is not done here.
 
-use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering::Relaxed};
-use std::time::Instant;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
@@ -77,8 +86,9 @@ use crate::game::moves::is_immediate_win;
 use crate::game::node::{Convention, children, key_code, key_index, start_key};
 use crate::game::{Geometry, Phase, Position};
 use crate::index::{GameIndex, GameNumbering};
-use crate::progress::Reporter;
+use crate::progress::{Reporter, thousands};
 use crate::solve::bfs::{BfsNodes, BfsReport, LayerStats, PhaseLayer, Stop};
+use crate::solve::bfs_checkpoint::{self, Progress};
 use crate::store::first_depths::FirstDepthSummary;
 
 /// Bytes per position of the masks.
@@ -88,9 +98,9 @@ pub const MASK_BYTES_PER_POSITION: u64 = 4;
 pub const BITMAP_BITS_PER_POSITION: u64 = 3;
 
 /// Mask bits holding the reached forbidden indices `0..=24`.
-const NODE_BITS: u32 = (1 << 25) - 1;
+pub(crate) const NODE_BITS: u32 = (1 << 25) - 1;
 /// The first depth's place in the mask (bits 25..=31).
-const DEPTH_SHIFT: u32 = 25;
+pub(crate) const DEPTH_SHIFT: u32 = 25;
 /// The largest first depth a mask holds; deeper ones read as this.
 pub const MAX_FIRST_DEPTH: u32 = (1 << (32 - DEPTH_SHIFT)) - 1;
 /// Frontier bitmap words per parallel task and per dirty flag (64 positions each).
@@ -283,7 +293,7 @@ pub fn bfs_positions(
     reporter: &dyn Reporter,
 ) -> Result<BfsReport, Error> {
     let universe = GameNumbering::build(geom)?;
-    search(geom, &universe, expand_checkmates, max_depth, reporter).map(|(report, _)| report)
+    search(geom, &universe, expand_checkmates, max_depth, &Checkpoints::default(), reporter).map(|(report, _)| report)
 }
 
 /// [`bfs_positions`], also giving per position the depth of its first node (kept in the
@@ -294,8 +304,57 @@ pub fn bfs_first_depths(
     max_depth: u32,
     reporter: &dyn Reporter,
 ) -> Result<(BfsReport, FirstDepths), Error> {
+    bfs_first_depths_with(geom, expand_checkmates, max_depth, &Checkpoints::default(), reporter)
+}
+
+/// Where and when the search by positions saves its state ([`bfs_first_depths_with`]),
+/// so that a run that is killed or stopped resumes at its last layer boundary.
+#[derive(Clone, Debug, Default)]
+pub struct Checkpoints {
+    /// The directory of the checkpoint file ([`crate::solve::bfs_checkpoint::FILE_NAME`]);
+    /// `None`: nothing is saved or resumed.
+    pub dir: Option<std::path::PathBuf>,
+    /// Save at the first layer boundary this long after the search started, was resumed
+    /// or last saved (`Duration::ZERO`: after every layer); `None`: only when stopped.
+    pub every: Option<Duration>,
+    /// Set (by a Ctrl-C handler, say) to stop the search at the next layer boundary,
+    /// after saving its state there when `dir` is given: the search then returns
+    /// [`Error::BfsStopped`].
+    pub stop: Option<Arc<AtomicBool>>,
+}
+
+impl Checkpoints {
+    /// Remove the checkpoint, if there is one: call it once the results of a finished
+    /// search are kept (stored, written out).
+    pub fn finish(&self) -> Result<(), Error> {
+        match &self.dir {
+            Some(dir) => bfs_checkpoint::remove(dir),
+            None => Ok(()),
+        }
+    }
+}
+
+/// [`bfs_first_depths`] that saves its state at layer boundaries and resumes from a
+/// saved one, as `checkpoints` says. With a directory, a search that finds a checkpoint
+/// there continues from it (and [`Reporter::note`]s so), and the result is the one an
+/// uninterrupted search gives: every layer's statistics but their times, every first
+/// depth (the report's and the layers' seconds add those of the runs before). The
+/// checkpoint must be of a search of the same board with the same `expand_checkmates`,
+/// at most `max_depth` deep (`max_depth` may differ from the run that saved it); any
+/// other, and a damaged one, is an error that names the file. The last checkpoint stays
+/// when the search ends (its last layer empty, or `max_depth` reached) until
+/// [`Checkpoints::finish`] removes it, to be called once the results are kept: a
+/// failure while storing them then costs the layers since the last save, not the
+/// whole search. An error or a stop leaves it in place too.
+pub fn bfs_first_depths_with(
+    geom: &Geometry,
+    expand_checkmates: bool,
+    max_depth: u32,
+    checkpoints: &Checkpoints,
+    reporter: &dyn Reporter,
+) -> Result<(BfsReport, FirstDepths), Error> {
     let universe = GameNumbering::build(geom)?;
-    let (report, masks) = search(geom, &universe, expand_checkmates, max_depth, reporter)?;
+    let (report, masks) = search(geom, &universe, expand_checkmates, max_depth, checkpoints, reporter)?;
     Ok((report, FirstDepths { universe, masks }))
 }
 
@@ -357,6 +416,7 @@ fn search(
     universe: &GameNumbering,
     expand_checkmates: bool,
     max_depth: u32,
+    checkpoints: &Checkpoints,
     reporter: &dyn Reporter,
 ) -> Result<(BfsReport, Vec<AtomicU32>), Error> {
     let t0 = Instant::now();
@@ -375,31 +435,95 @@ fn search(
     let s = Search { geom, universe, expand_checkmates, masks: &masks, touched: &touched };
     let phases = universe.phases();
 
-    // Layer 0: the start node.
-    let start = start_key(geom);
-    let p = Position::from_code(key_code(start));
-    let Some((g, slot)) = universe.global_of(&p) else {
-        return Err(Error::InvalidArgument(format!("the initial position of {geom:?} is not in the index")));
+    let resumed = match &checkpoints.dir {
+        Some(dir) => {
+            let t = Instant::now();
+            let found = bfs_checkpoint::load(dir, geom, &phases, expand_checkmates, max_depth, &masks, |w, bits| {
+                cur.words[w].store(bits, Relaxed);
+                cur.dirty[w / CHUNK_WORDS].store(1, Relaxed);
+            })?;
+            found.map(|(path, p)| (path, p, t.elapsed().as_secs_f64()))
+        }
+        None => None,
     };
-    masks[g as usize].store(1 << key_index(start), Relaxed);
-    cur.set(g);
-    let mut t = Tally::new(phases.len());
-    let mate = is_immediate_win(geom, &p) as u64;
-    (t.nodes, t.positions, t.first_reached) = (1, 1, 1);
-    (t.with_forbidden, t.checkmate_nodes, t.checkmate_positions) = ((key_index(start) != 0) as u64, mate, mate);
-    (t.phase_nodes[slot], t.phase_positions[slot]) = (1, 1);
-    let mut frontier = t.first_reached;
-    let mut reached = t.first_reached;
-    let mut cumulative = 1;
-    let mut stats = vec![t.into_stats(&phases, 0, cumulative, 0.0)];
+    let from_checkpoint = resumed.is_some();
+    let mut progress = match resumed {
+        Some((path, p, read)) => {
+            let last = p.layers.last().expect("a checkpoint holds layer 0");
+            reporter.note(&format!(
+                "resumed the search from {} after depth {} ({} nodes, {} positions reached; {} positions to expand \
+                 at depth {}), read in {read:.1} s",
+                path.display(),
+                last.depth,
+                thousands(last.cumulative),
+                thousands(p.reached),
+                thousands(p.frontier),
+                last.depth + 1
+            ));
+            p
+        }
+        None => {
+            // Layer 0: the start node.
+            let start = start_key(geom);
+            let p = Position::from_code(key_code(start));
+            let Some((g, slot)) = universe.global_of(&p) else {
+                return Err(Error::InvalidArgument(format!("the initial position of {geom:?} is not in the index")));
+            };
+            masks[g as usize].store(1 << key_index(start), Relaxed);
+            cur.set(g);
+            let mut t = Tally::new(phases.len());
+            let mate = is_immediate_win(geom, &p) as u64;
+            (t.nodes, t.positions, t.first_reached) = (1, 1, 1);
+            (t.with_forbidden, t.checkmate_nodes, t.checkmate_positions) = ((key_index(start) != 0) as u64, mate, mate);
+            (t.phase_nodes[slot], t.phase_positions[slot]) = (1, 1);
+            Progress {
+                expand_checkmates,
+                layers: vec![t.into_stats(&phases, 0, 1, 0.0)],
+                reached: 1,
+                frontier: 1,
+                seconds: 0.0,
+            }
+        }
+    };
+    let earlier = progress.seconds;
+    // The number of layers the checkpoint on disk holds, if there is one.
+    let mut saved = from_checkpoint.then_some(progress.layers.len());
+    let mut saved_at = Instant::now();
 
     let stop = loop {
-        let depth = stats.len() as u32;
+        let depth = progress.layers.len() as u32;
         if depth > max_depth {
             break Stop::MaxDepth;
         }
+        // A layer boundary: every layer below `depth` is done, `cur` holds the positions
+        // first reached at `depth - 1`, `next` and `touched` are empty.
+        let asked = checkpoints.stop.as_ref().is_some_and(|s| s.load(Relaxed));
+        if let Some(dir) = &checkpoints.dir {
+            let due = checkpoints.every.is_some_and(|e| saved_at.elapsed() >= e);
+            if (asked || due) && saved != Some(progress.layers.len()) {
+                let t = Instant::now();
+                progress.seconds = earlier + t0.elapsed().as_secs_f64();
+                let (path, len) = bfs_checkpoint::save(dir, geom, &phases, &masks, &cur.words, &progress)?;
+                reporter.note(&format!(
+                    "saved the search after depth {} to {} ({:.2} GB in {:.1} s)",
+                    depth - 1,
+                    path.display(),
+                    len as f64 / 1e9,
+                    t.elapsed().as_secs_f64()
+                ));
+                saved = Some(progress.layers.len());
+                saved_at = Instant::now();
+            }
+        }
+        if asked {
+            let checkpoint = match &checkpoints.dir {
+                Some(dir) if saved == Some(progress.layers.len()) => Some(bfs_checkpoint::file(dir)),
+                _ => None,
+            };
+            return Err(Error::BfsStopped { depth: depth - 1, checkpoint });
+        }
         let t = Instant::now();
-        reporter.begin(&format!("depth {depth}"), frontier);
+        reporter.begin(&format!("depth {depth}"), progress.frontier);
         let tally = s.expand(depth, &cur, &next, phases.len(), reporter);
         s.clear_touched();
         reporter.end();
@@ -407,11 +531,12 @@ fn search(
         if tally.nodes == 0 {
             break Stop::Exhausted;
         }
-        cumulative += tally.nodes;
-        frontier = tally.first_reached;
-        reached += tally.first_reached;
-        stats.push(tally.into_stats(&phases, depth, cumulative, t.elapsed().as_secs_f64()));
+        let cumulative = progress.layers.last().map_or(0, |l| l.cumulative) + tally.nodes;
+        progress.frontier = tally.first_reached;
+        progress.reached += tally.first_reached;
+        progress.layers.push(tally.into_stats(&phases, depth, cumulative, t.elapsed().as_secs_f64()));
     };
+    let total_nodes = progress.layers.last().map_or(0, |l| l.cumulative);
     let report = BfsReport {
         convention: Convention::Published,
         expand_checkmates,
@@ -419,11 +544,11 @@ fn search(
         start_pieces: geom.start_pieces(),
         max_depth,
         max_nodes: u64::MAX,
-        layers: stats,
-        total_nodes: cumulative,
+        layers: progress.layers,
+        total_nodes,
         stop,
-        seconds: t0.elapsed().as_secs_f64(),
-        positions_reached: Some((reached, universe.len())),
+        seconds: earlier + t0.elapsed().as_secs_f64(),
+        positions_reached: Some((progress.reached, universe.len())),
         nodes: BfsNodes::default(),
     };
     Ok((report, masks))
@@ -713,6 +838,180 @@ mod tests {
         ] {
             assert!(depths.depth_of(&bad).is_err(), "{bad:?}");
         }
+    }
+
+    /// A reporter that asks the search to stop when the layer `label` begins (the search
+    /// stops at the boundary after that layer; for depth 0, which has no step, the flag
+    /// is set from the start) and keeps the notes.
+    struct StopAt {
+        label: String,
+        stop: Arc<AtomicBool>,
+        notes: std::sync::Mutex<Vec<String>>,
+    }
+
+    impl StopAt {
+        fn new(depth: u32) -> StopAt {
+            let stop = Arc::new(AtomicBool::new(depth == 0));
+            StopAt { label: format!("depth {depth}"), stop, notes: Default::default() }
+        }
+    }
+
+    impl Reporter for StopAt {
+        fn begin(&self, label: &str, _: u64) {
+            if label == self.label {
+                self.stop.store(true, Relaxed);
+            }
+        }
+        fn advance(&self, _: u64) {}
+        fn end(&self) {}
+        fn note(&self, message: &str) {
+            self.notes.lock().expect("not poisoned").push(message.to_string());
+        }
+    }
+
+    /// An empty directory of its own for a test.
+    fn temp_dir(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("ostledb-bfs-ckpt-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("a temporary directory");
+        dir
+    }
+
+    /// Every mask of a search: its node bits and first depths.
+    fn masks(d: &FirstDepths) -> Vec<u32> {
+        d.masks.iter().map(|m| m.load(Relaxed)).collect()
+    }
+
+    /// For each of `stop_lists`: stop the search after each layer of the list in turn
+    /// (each run resumes from the checkpoint the one before it saved, searching without
+    /// a depth limit), then resume to `max_depth`: the report (every layer's statistics
+    /// but their times, the stop, the totals) and every mask (first depths included)
+    /// equal one uninterrupted search's, each run says where it resumed, and the
+    /// checkpoint is there until [`Checkpoints::finish`].
+    fn assert_resumes_as_one_run(g: &Geometry, mates: bool, max_depth: u32, stop_lists: &[&[u32]], name: &str) {
+        let (want, want_depths) = bfs_first_depths(g, mates, max_depth, &Silent).expect("memory for the search");
+        for stops in stop_lists {
+            assert_resumes_as(g, mates, max_depth, stops, name, &want, &want_depths);
+        }
+    }
+
+    /// [`assert_resumes_as_one_run`] for one list of stops, against `want`.
+    fn assert_resumes_as(
+        g: &Geometry,
+        mates: bool,
+        max_depth: u32,
+        stops: &[u32],
+        name: &str,
+        want: &BfsReport,
+        want_depths: &FirstDepths,
+    ) {
+        let dir = temp_dir(name);
+        let path = crate::solve::bfs_checkpoint::file(&dir);
+        let what = format!("{}x{} with {} pieces, checkmates expanded {mates}", g.side(), g.side(), g.start_pieces());
+        let mut resumed_from = None;
+        for &k in stops {
+            let r = StopAt::new(k);
+            let ck = Checkpoints { dir: Some(dir.clone()), every: None, stop: Some(r.stop.clone()) };
+            let e = bfs_first_depths_with(g, mates, u32::MAX, &ck, &r).expect_err("stopped");
+            assert!(
+                matches!(&e, Error::BfsStopped { depth, checkpoint: Some(p) } if *depth == k && *p == path),
+                "{what}, stop after {k}: {e:?}"
+            );
+            let notes = r.notes.lock().expect("not poisoned").join("\n");
+            match resumed_from {
+                Some(d) => assert!(notes.contains(&format!("after depth {d} (")), "{what}: {notes}"),
+                None => assert!(!notes.contains("resumed"), "{what}: {notes}"),
+            }
+            assert!(notes.contains(&format!("saved the search after depth {k} to")), "{what}: {notes}");
+            assert!(path.is_file(), "{what}: the checkpoint after {k}");
+            resumed_from = Some(k);
+        }
+        let r = StopAt::new(u32::MAX);
+        let ck = Checkpoints { dir: Some(dir.clone()), every: None, stop: Some(r.stop.clone()) };
+        let (got, depths) = bfs_first_depths_with(g, mates, max_depth, &ck, &r).expect("resumed");
+        let notes = r.notes.lock().expect("not poisoned").join("\n");
+        assert!(
+            notes.contains(&format!(
+                "resumed the search from {} after depth {}",
+                path.display(),
+                stops[stops.len() - 1]
+            )),
+            "{what}: {notes}"
+        );
+        assert_eq!(layers(&got), layers(want), "{what}, stopped after {stops:?}");
+        assert_eq!(
+            (&got.stop, got.total_nodes, got.positions_reached, got.max_depth),
+            (&want.stop, want.total_nodes, want.positions_reached, want.max_depth),
+            "{what}"
+        );
+        assert!(masks(&depths) == masks(want_depths), "{what}, stopped after {stops:?}: the masks differ");
+        assert!(path.is_file(), "{what}: the checkpoint stays until the results are kept");
+        ck.finish().expect("removed");
+        assert!(!path.exists(), "{what}: the checkpoint is removed at the end");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// 3x3 and 4x4 with 3 pieces to exhaustion, checkmates expanded or not, stopped after
+    /// several layers (the first, one in the middle, the last but one), also twice.
+    #[test]
+    fn bfs_positions_resumed_after_a_stop_equals_one_run_on_small_boards() {
+        for (n, start) in [(3, 3), (4, 3)] {
+            let g = Geometry::new(n, start).expect("a valid board");
+            let last = bfs_positions(&g, true, u32::MAX, &Silent).expect("memory").layers.len() as u32 - 1;
+            assert!(last > 6, "{n}x{n}");
+            for mates in [true, false] {
+                let stops: [&[u32]; 5] = [&[0], &[1], &[last / 2], &[last - 1], &[2, last - 2]];
+                assert_resumes_as_one_run(&g, mates, u32::MAX, &stops, &format!("{n}-{start}-{mates}"));
+            }
+        }
+    }
+
+    /// 4x4 with 4 pieces to exhaustion (18 layers), stopped early, then in the middle and
+    /// late; and to depth 12 from a checkpoint after depth 12 (resumed, it has nothing
+    /// left to do).
+    #[test]
+    fn bfs_positions_resumed_after_a_stop_equals_one_run_on_4x4_with_4_pieces() {
+        let g = Geometry::new(4, 4).expect("a valid board");
+        assert_resumes_as_one_run(&g, true, u32::MAX, &[&[3], &[9, 15]], "4-4");
+        assert_resumes_as_one_run(&g, true, 12, &[&[12]], "4-4-12");
+    }
+
+    /// The standard board to depth 6, stopped after depths 1, 3 and 5 in turn (checkmate
+    /// positions first appear at depth 5).
+    #[test]
+    fn bfs_positions_resumed_after_a_stop_equals_one_run_on_the_standard_board() {
+        assert_resumes_as_one_run(Geometry::standard(), true, 6, &[&[1, 3, 5]], "5-5");
+    }
+
+    /// Saved after every layer (`every` zero), the search gives the same result, the
+    /// last checkpoint left for [`Checkpoints::finish`]; without `every` and without a
+    /// stop it writes nothing; a stop without a directory saves nothing and says so.
+    #[test]
+    fn bfs_positions_checkpoints_after_every_layer_and_only_when_asked() {
+        let g = Geometry::new(4, 3).expect("a valid board");
+        let (want, want_depths) = bfs_first_depths(&g, true, u32::MAX, &Silent).expect("memory");
+        for every in [Some(Duration::ZERO), None] {
+            let dir = temp_dir(&format!("every-{every:?}"));
+            let r = StopAt::new(u32::MAX);
+            let ck = Checkpoints { dir: Some(dir.clone()), every, stop: None };
+            let (got, depths) = bfs_first_depths_with(&g, true, u32::MAX, &ck, &r).expect("a search");
+            assert_eq!(layers(&got), layers(&want));
+            assert!(masks(&depths) == masks(&want_depths));
+            let saves = r.notes.lock().expect("not poisoned").iter().filter(|n| n.starts_with("saved")).count();
+            // Saved at every boundary: after depths 0 to the last.
+            let expect = if every.is_some() { want.layers.len() } else { 0 };
+            assert_eq!(saves, expect, "{every:?}");
+            let left = || std::fs::read_dir(&dir).expect("the directory").count();
+            assert_eq!(left(), every.is_some() as usize, "{every:?}: the last checkpoint, nothing else");
+            ck.finish().expect("removed");
+            assert_eq!(left(), 0, "{every:?}: nothing left");
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+        let r = StopAt::new(3);
+        let ck = Checkpoints { dir: None, every: Some(Duration::ZERO), stop: Some(r.stop.clone()) };
+        let e = bfs_first_depths_with(&g, true, u32::MAX, &ck, &r).expect_err("stopped");
+        assert!(matches!(e, Error::BfsStopped { depth: 3, checkpoint: None }), "{e:?}");
+        assert!(e.to_string().contains("nothing saved"), "{e}");
     }
 
     /// The budget of the module documentation for the whole 5x5 game.

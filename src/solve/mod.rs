@@ -2,6 +2,7 @@
 //! group, and the breadth-first search from the initial position (see `ARCHITECTURE.md`).
 
 pub mod bfs;
+pub mod bfs_checkpoint;
 pub mod bfs_positions;
 pub mod checkpoint;
 pub mod retrograde;

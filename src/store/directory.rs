@@ -24,7 +24,7 @@ use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 
-use crate::error::{Error, generation_name, generation_of, io};
+use crate::error::{Error, FileKind, generation_name, generation_of, io};
 use crate::game::Phase;
 use crate::game::node::Convention;
 use crate::store::file::{fault_point, sync_dir};
@@ -284,6 +284,7 @@ pub fn unlisted(dir: &Path, meta: &Meta) -> Vec<PathBuf> {
             || name == crate::store::first_depths::FILE_NAME
             || (name.starts_with("phase-") && name.ends_with(".vals"))
             || (name.starts_with("group-") && (name.ends_with(".ckpt") || name.ends_with(".events")))
+            || FileKind::of_path(Path::new(&name)) == Some(FileKind::BfsCheckpoint)
             || current.as_ref() == Some(&name)
             || (meta.generation == 0 && listed.contains(&name));
         if !known {

@@ -2,7 +2,7 @@
 //! access, and atomic writes (temporary name, fsync, rename, fsync of the directory).
 
 use std::fs::File;
-use std::io::{BufWriter, Read, Write};
+use std::io::{BufWriter, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, FileKind, checksum_mismatch, corrupt, io};
@@ -153,6 +153,58 @@ pub fn write_atomic(path: &Path, fill: impl FnOnce(&mut BufWriter<File>) -> std:
     f.sync_all().map_err(io(&tmp))?;
     drop(f);
     rename_durably(&tmp, path)
+}
+
+/// Where the body of a file written by [`write_streamed`] goes: each block is written
+/// as it comes and the disk is asked to start writing it at once
+/// ([`crate::sys::start_writeback`]), so the fsync at the end waits for the last block
+/// only. Give it large blocks (megabytes): there is no buffer of its own.
+pub struct BlockOut {
+    file: File,
+    path: PathBuf,
+    written: u64,
+}
+
+impl BlockOut {
+    /// Write `bytes`, the next part of the body.
+    pub fn block(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        self.file.write_all(bytes).map_err(io(&self.path))?;
+        crate::sys::start_writeback(&self.file);
+        self.written += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Bytes of the body written so far.
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+}
+
+/// Write `path` atomically when its header depends on the whole body (its length, its
+/// checksum): `header_len` zero bytes are written first, then `body` streams the body
+/// through a [`BlockOut`] and returns the header, which is written over the zeros; the
+/// file is then fsynced and renamed over `path` ([`rename_durably`]). The body never has
+/// to be in memory whole. Returns the file's length. The solver's phase value files and
+/// the checkpoint of the breadth-first search by positions are written this way.
+pub fn write_streamed(
+    path: &Path,
+    header_len: usize,
+    body: impl FnOnce(&mut BlockOut) -> Result<Vec<u8>, Error>,
+) -> Result<u64, Error> {
+    let tmp = temp_name(path);
+    fault_point("create").map_err(io(&tmp))?;
+    let mut file = File::create(&tmp).map_err(io(&tmp))?;
+    file.write_all(&vec![0u8; header_len]).map_err(io(&tmp))?;
+    let mut out = BlockOut { file, path: tmp.clone(), written: 0 };
+    let header = body(&mut out)?;
+    assert_eq!(header.len(), header_len, "the header of {} has the length it was given", path.display());
+    let BlockOut { mut file, written, .. } = out;
+    file.seek(std::io::SeekFrom::Start(0)).map_err(io(&tmp))?;
+    file.write_all(&header).map_err(io(&tmp))?;
+    file.sync_all().map_err(io(&tmp))?;
+    drop(file);
+    rename_durably(&tmp, path)?;
+    Ok(header_len as u64 + written)
 }
 
 /// Rename `from` to `to` (the last step of every atomic write) and fsync the directory.
