@@ -418,22 +418,25 @@ fn bfs_reproduces_the_published_layers_to_depth_8() {
     assert_ne!(without[6], 147_620);
 }
 
+/// The layers of a `bfs --json` report, each without its seconds (the only field two
+/// runs of the same search may differ in).
+fn layers_but_seconds(v: &Value) -> Vec<Value> {
+    let mut layers = v["layers"].as_array().expect("layers").clone();
+    for l in &mut layers {
+        l.as_object_mut().unwrap().remove("seconds");
+    }
+    layers
+}
+
 /// The search over positions gives the node-list search's layers (every field but the
 /// seconds), counts the positions reached, answers a board with its position's first depth,
 /// and refuses the strict convention.
 #[test]
 fn bfs_by_positions_equals_the_node_lists_and_refuses_strict() {
-    let strip = |v: &Value| -> Vec<Value> {
-        let mut layers = v["layers"].as_array().expect("layers").clone();
-        for l in &mut layers {
-            l.as_object_mut().unwrap().remove("seconds");
-        }
-        layers
-    };
     let lists = json_stdout(&["bfs", "--max-depth", "6", "--json", "--quiet"]);
     let start = "22222-00000-00300-00000-11111";
     let positions = json_stdout(&["bfs", "--by-positions", "--max-depth", "6", "--json", "--quiet", "--board", start]);
-    assert_eq!(strip(&lists), strip(&positions));
+    assert_eq!(layers_but_seconds(&lists), layers_but_seconds(&positions));
     assert!(lists.get("positions_reached").is_none());
     let (reached, all) =
         (positions["positions_reached"][0].as_u64().unwrap(), positions["positions_reached"][1].as_u64());
@@ -483,13 +486,6 @@ fn signal_when(args: &[&str], trigger: &str, signal: &str) -> (ExitStatus, Strin
 /// the file and says how to start over, and is left in place.
 #[test]
 fn bfs_by_positions_resumes_after_a_kill_and_after_sigterm() {
-    let strip = |v: &Value| -> Vec<Value> {
-        let mut layers = v["layers"].as_array().expect("layers").clone();
-        for l in &mut layers {
-            l.as_object_mut().unwrap().remove("seconds");
-        }
-        layers
-    };
     let want = json_stdout(&["bfs", "--by-positions", "--max-depth", "8", "--json", "--quiet"]);
     let base = std::env::temp_dir().join(format!("ostledb-cli-bfs-resume-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&base);
@@ -514,7 +510,7 @@ fn bfs_by_positions_resumes_after_a_kill_and_after_sigterm() {
         assert!(stderr.contains(&format!("resumed the search from {}", ckpt.display())), "{stderr}");
         assert!(stderr.contains("after depth "), "{stderr}");
         let got: Value = serde_json::from_slice(&out.stdout).expect("JSON");
-        assert_eq!(strip(&got), strip(&want));
+        assert_eq!(layers_but_seconds(&got), layers_but_seconds(&want));
         assert_eq!(got["positions_reached"], want["positions_reached"]);
         assert_eq!(got["stop"], want["stop"]);
         assert!(!ckpt.exists(), "the checkpoint is removed at the end");

@@ -358,10 +358,16 @@ impl Database {
             return Ok(r.record());
         }
         let values = &self.slot(phase)?.values;
-        let from = if raw.special_elided() { canonical(&self.geom, pos).0 } else { *pos };
-        let r = resolve_record(&self.geom, &AsStored(self), &from, raw, values.path())?;
+        let r = resolve_record(&self.geom, &AsStored(self), &self.resolved_from(pos, raw), raw, values.path())?;
         self.resolved.put(key, r);
         Ok(r.record())
+    }
+
+    /// The position an elided loss of `pos` (as played) is resolved from: `pos` itself,
+    /// or its canonical form when the special value is elided (its move index is the
+    /// canonical form's).
+    fn resolved_from(&self, pos: &Position, raw: Packed) -> Position {
+        if raw.special_elided() { canonical(&self.geom, pos).0 } else { *pos }
     }
 
     /// A packed record read from this database's files, its elided losses resolved
@@ -446,10 +452,7 @@ impl Database {
             if !raw.needs_resolving() || self.resolved.get(resolved_key(*ph, *idx)).is_some() {
                 continue;
             }
-            // As `resolved_record` resolves it: from the position as played, or its
-            // canonical form when the special value is elided.
-            let from = if raw.special_elided() { canonical(&self.geom, pos).0 } else { *pos };
-            for (_, r) in play_all(&self.geom, &from) {
+            for (_, r) in play_all(&self.geom, &self.resolved_from(pos, raw)) {
                 if needs_record(&self.geom, &r)
                     && let Ok(at) = self.locate(&r.child)
                 {
