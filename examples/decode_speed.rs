@@ -1,13 +1,12 @@
-//! How fast value file v4 blocks decode, apart from everything else a query does: N
-//! random blocks of a phase of a v4 database, each decoded up to a random position (as
-//! a cold read does). With `COLD=1` a 64 MB buffer is read before each block, so the
-//! model's tables come from memory, as on the first queries of a process.
+//! How fast the coded blocks of value files v4 and v5 decode, apart from everything else
+//! a query does: N random blocks (v5: streams) of a phase, each decoded up to a random
+//! position (as a cold read does). With `COLD=1` a 64 MB buffer is read before each
+//! block, so the model's tables come from memory, as on the first queries of a process.
 //!
 //! ```text
 //! cargo run --release --example decode_speed -- DB 5,4 20000
 //! ```
 use ostledb::game::Phase;
-use std::os::unix::fs::FileExt;
 use std::time::Instant;
 
 fn main() {
@@ -18,10 +17,8 @@ fn main() {
     let n: usize = args[3].parse().unwrap();
     let cold = std::env::var_os("COLD").is_some();
     let vf = db.values(phase).unwrap();
-    let model = vf.model().expect("a v4 value file");
-    assert_eq!(vf.version(), 4, "this example times the blocks of value file v4 (pack --value-format 4)");
-    let file = std::fs::File::open(vf.path()).unwrap();
-    let per = vf.block_positions() as usize;
+    let model = vf.model().expect("a v4 or v5 value file (pack --value-format 4 or 5)");
+    let (per, lean) = (vf.block_positions() as usize, vf.lean_streams());
     // A fixed pseudo-random sequence (xorshift), so that runs compare.
     let mut r = 0x9e37_79b9_7f4a_7c15u64;
     let mut next = || {
@@ -30,14 +27,12 @@ fn main() {
         r ^= r << 17;
         r
     };
+    // Whole blocks only: the phase's last may be short.
     let blocks: Vec<(Vec<u8>, usize)> = (0..n)
         .map(|_| {
-            let b = (next() % (vf.stored_blocks() as u64 - 1)) as u32;
-            let (s, e) = vf.block_span(b);
-            let mut bytes = vec![0u8; (e - s) as usize];
-            file.read_exact_at(&mut bytes, s).unwrap();
-            let i = (next() % per as u64) as usize;
-            (bytes, i + 1)
+            let b = (next() % (vf.blocks() as u64 - 1)) as u32;
+            let bytes = vf.coded_stream(b).expect("a coded file").unwrap();
+            (bytes, (next() % per as u64) as usize + 1)
         })
         .collect();
     let positions: usize = blocks.iter().map(|b| b.1).sum();
@@ -51,8 +46,9 @@ fn main() {
             sink += junk.iter().step_by(64).map(|&x| x as u64).sum::<u64>();
         }
         let t = Instant::now();
-        sink += model.decode_prefix(bytes, per, *end).unwrap().len() as u64;
+        let planes = if lean { model.decode_lean(bytes, per, *end) } else { model.decode_prefix(bytes, per, *end) };
         spent += t.elapsed().as_secs_f64();
+        sink += planes.unwrap().len() as u64;
     }
     println!(
         "{phase}: {:.1} ns/position, {:.2} us/block ({positions} positions in {n} blocks of {per}{})",

@@ -172,14 +172,21 @@ impl RecordCache {
 
     /// The record stored under `key`, if still there.
     pub fn get(&self, key: u64) -> Option<Packed> {
+        if key == u64::MAX {
+            return None;
+        }
         let (s, i) = RecordCache::slot(key);
         let shard = self.shards[s].lock().unwrap_or_else(|e| e.into_inner());
         // Keys are stored plus one, so an empty slot (0) matches no key.
         shard.get(i).filter(|e| e.0 == key.wrapping_add(1)).map(|e| Packed(e.1))
     }
 
-    /// Keep `record` under `key`.
+    /// Keep `record` under `key` (any key but `u64::MAX`, which is never kept: keys are
+    /// stored plus one, and 0 marks an empty slot).
     pub fn put(&self, key: u64, record: Packed) {
+        if key == u64::MAX {
+            return;
+        }
         let (s, i) = RecordCache::slot(key);
         let mut shard = self.shards[s].lock().unwrap_or_else(|e| e.into_inner());
         if shard.is_empty() {
@@ -188,10 +195,11 @@ impl RecordCache {
         shard[i] = (key.wrapping_add(1), record.0);
     }
 
-    /// Forget every record.
+    /// Forget every record. The slots stay allocated, emptied in place: a table is
+    /// allocated (64 KiB a shard) once, not by the first `put` after every clear.
     pub fn clear(&self) {
         for s in &self.shards {
-            s.lock().unwrap_or_else(|e| e.into_inner()).clear();
+            s.lock().unwrap_or_else(|e| e.into_inner()).fill((0, 0));
         }
     }
 }
@@ -379,12 +387,17 @@ mod tests {
         let c = RecordCache::new();
         assert_eq!(c.get(5), None);
         c.put(5, Packed(42));
-        c.put(u64::MAX, Packed(7));
+        c.put(u64::MAX - 1, Packed(7));
         assert_eq!(c.get(5), Some(Packed(42)));
-        assert_eq!(c.get(u64::MAX), Some(Packed(7)));
+        assert_eq!(c.get(u64::MAX - 1), Some(Packed(7)));
         assert_eq!(c.get(6), None);
+        // u64::MAX is not kept, and an empty slot is no record of it.
+        c.put(u64::MAX, Packed(9));
+        assert_eq!(c.get(u64::MAX), None);
         c.clear();
-        assert_eq!(c.get(5), None);
+        assert_eq!((c.get(5), c.get(u64::MAX - 1), c.get(u64::MAX)), (None, None, None));
+        c.put(5, Packed(43));
+        assert_eq!((c.get(5), c.get(u64::MAX)), (Some(Packed(43)), None));
     }
 
     fn records(n: usize, seed: u64) -> Vec<u64> {
