@@ -879,3 +879,88 @@ fn verify_json_reports_damage_and_exits_1() {
     assert!(v["error"].as_str().unwrap().contains("ostledb.meta: checksum mismatch"), "{v}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `tools/whole-game.sh` with a stand-in for `ostledb` that logs its arguments, prints a
+/// line of JSON, and fails the first time it is asked to verify: the first run stops at
+/// `verify` (its exit code, the stages before it done); the second skips `solve` and
+/// `bfs`, runs `verify` again and the rest once each; a third runs nothing. Every command
+/// line the stand-in was given is accepted by the real binary's parser.
+#[test]
+fn the_whole_game_script_runs_each_stage_once_and_goes_on_after_a_failure() {
+    let dir = std::env::temp_dir().join(format!("ostledb-cli-{}-whole-game", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let (fake, log) = (dir.join("fake-ostledb"), dir.join("calls"));
+    std::fs::write(
+        &fake,
+        "#!/usr/bin/env bash\n\
+         echo \"$*\" >> \"$FAKE_LOG\"\n\
+         if [[ $1 == verify && ! -e $FAKE_LOG.failed ]]; then touch \"$FAKE_LOG.failed\"; echo 'fake: verify fails' >&2; exit 3; fi\n\
+         echo \"{\\\"stage\\\": \\\"$1\\\"}\"\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/whole-game.sh");
+    let db = dir.join("db");
+    let run = || {
+        let out = Command::new("bash")
+            .arg(&script)
+            .args(["--db", db.to_str().unwrap(), "--ostledb", fake.to_str().unwrap()])
+            .args(["--max-pieces", "8", "--bfs-depth", "4"])
+            .env("FAKE_LOG", &log)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).to_string(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let calls = || std::fs::read_to_string(&log).unwrap_or_default().lines().map(String::from).collect::<Vec<_>>();
+    let row = |table: &str, stage: &str| {
+        table
+            .lines()
+            .find(|l| l.starts_with(&format!("{stage} ")))
+            .map(|l| l.split_whitespace().map(String::from).collect::<Vec<_>>())
+    };
+
+    let (code, table, err) = run();
+    assert_eq!(code, Some(3), "{err}");
+    assert!(err.contains("verify failed (exit 3)"), "{err}");
+    let verbs: Vec<String> = calls().iter().map(|c| c.split(' ').next().unwrap().to_string()).collect();
+    assert_eq!(verbs, ["solve", "bfs", "verify"]);
+    assert_eq!(row(&table, "solve").unwrap()[1..2], ["1"]);
+    assert!(table.contains("failed (exit 3)"), "{table}");
+    let work = dir.join("db.work");
+    assert!(work.join("bfs.done").exists() && !work.join("verify.done").exists());
+
+    let (code, table, err) = run();
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("solve: done before, skipped") && err.contains("bfs: done before, skipped"), "{err}");
+    let verbs: Vec<String> = calls().iter().map(|c| c.split(' ').next().unwrap().to_string()).collect();
+    assert_eq!(verbs, ["solve", "bfs", "verify", "verify", "stats", "stats", "export"]);
+    for (stage, attempts) in
+        [("solve", "1"), ("bfs", "1"), ("verify", "2"), ("stats", "1"), ("longest", "1"), ("digest", "1")]
+    {
+        let r = row(&table, stage).unwrap_or_else(|| panic!("no row {stage}: {table}"));
+        assert_eq!((r[1].as_str(), r.last().unwrap().as_str()), (attempts, "done"), "{table}");
+    }
+    assert!(row(&table, "check").unwrap().join(" ").contains("skipped"), "{table}");
+    assert_eq!(std::fs::read_to_string(work.join("digest.out")).unwrap().trim(), "{\"stage\": \"export\"}");
+
+    let (code, _, err) = run();
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(calls().len(), 7, "nothing runs again");
+
+    // The stages' command lines are the real binary's: each parses (`--help` after them
+    // prints the help only when everything before it is a known argument).
+    for c in calls() {
+        let mut args: Vec<&str> = c.split(' ').collect();
+        args.push("--help");
+        let out = ostledb(&args);
+        assert!(out.status.success(), "ostledb {c}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

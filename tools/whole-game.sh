@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# The whole game from nothing to a checked database, one stage after another, each under
+# /usr/bin/time: solve, the whole breadth-first search stored in the database, verify
+# --deep, stats, the longest wins, the published digest, and the check against the
+# published run. Run it again after a kill (or a reboot, or the end of a session) and it
+# goes on: a finished stage is skipped, and `solve` and `bfs` go on from their own
+# checkpoints inside the stage they were in (the others start that stage again). Every
+# attempt of every stage is timed, and the table at the end sums them per stage: wall
+# and CPU seconds, peak RSS.
+#
+# Usage: tools/whole-game.sh [--db DIR] [--work DIR] [--ostledb BIN] [--max-pieces N]
+#                            [--bfs-depth N] [--stages LIST]
+#   --db          the database (default ./ostle.db)
+#   --work        outputs, timings and stage markers (default DB.work)
+#   --ostledb     the binary (default target/release/ostledb beside this script)
+#   --max-pieces  10 for the whole game (default); 8 or 9 for a trial run
+#   --bfs-depth   the BFS's last depth (default 255: to the end)
+#   --stages      comma-separated subset, in the order below (default: all)
+#
+# Stages: solve, bfs, verify, stats, longest, digest, check (check: the whole game only).
+# Exit code: 0 when every stage asked for is done, else that of the first that failed.
+set -euo pipefail
+
+here=$(dirname "$(realpath "$0")")
+db=./ostle.db
+work=
+bin="$here/../target/release/ostledb"
+max_pieces=10
+bfs_depth=255
+stages=solve,bfs,verify,stats,longest,digest,check
+while (($#)); do
+    case $1 in
+        --db) db=$2; shift 2 ;;
+        --work) work=$2; shift 2 ;;
+        --ostledb) bin=$2; shift 2 ;;
+        --max-pieces) max_pieces=$2; shift 2 ;;
+        --bfs-depth) bfs_depth=$2; shift 2 ;;
+        --stages) stages=$2; shift 2 ;;
+        -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+        *) echo "whole-game.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+    esac
+done
+work=${work:-$db.work}
+[[ -x $bin ]] || { echo "whole-game.sh: no ostledb binary at $bin (cargo build --release, or --ostledb)" >&2; exit 2; }
+[[ -x /usr/bin/time ]] || { echo "whole-game.sh: /usr/bin/time is needed (Debian: apt-get install time)" >&2; exit 2; }
+mkdir -p "$work"
+known=",solve,bfs,verify,stats,longest,digest,check,"
+for s in ${stages//,/ }; do
+    [[ $known == *",$s,"* ]] || { echo "whole-game.sh: unknown stage '$s' (stages: ${known:1:-1})" >&2; exit 2; }
+done
+
+# The command of a stage, its standard output going to $work/STAGE.out.
+command_of() {
+    case $1 in
+        solve) echo "$bin solve --db $db --max-pieces $max_pieces" ;;
+        bfs) echo "$bin bfs --by-positions --store --max-depth $bfs_depth --json --db $db" ;;
+        verify) echo "$bin verify --deep --json --db $db" ;;
+        stats) echo "$bin stats --json --db $db" ;;
+        longest) echo "$bin stats --longest --json --db $db" ;;
+        digest) echo "$bin export --digest --json --db $db" ;;
+        check) echo "python3 $here/check-whole-game.py --db $db --ostledb $bin --stats $work/stats.out --bfs $work/bfs.out" ;;
+    esac
+}
+
+# Run one stage unless done: each attempt appends its start time to $work/STAGE.attempts
+# and, when it ends, "wall user sys peak_kb exit" to $work/STAGE.times (an attempt killed
+# with this script has no such line: the table counts it as untimed); a marker
+# $work/STAGE.done is written when it succeeds.
+run_stage() {
+    local s=$1
+    if [[ -e $work/$s.done ]]; then
+        echo "== $s: done before, skipped" >&2
+        return 0
+    fi
+    if [[ $s == check && $max_pieces != 10 ]]; then
+        echo "== check: skipped (the published figures are of the whole game, --max-pieces 10)" >&2
+        return 0
+    fi
+    local cmd
+    cmd=$(command_of "$s")
+    echo "== $s: $cmd" >&2
+    local code=0
+    date +%s >> "$work/$s.attempts"
+    # shellcheck disable=SC2086 # the command is words on purpose
+    /usr/bin/time -f "%e %U %S %M %x" -a -o "$work/$s.times" $cmd > "$work/$s.out.part" 2> >(tee -a "$work/$s.err" >&2) || code=$?
+    if ((code != 0)); then
+        echo "== $s failed (exit $code): see $work/$s.err; run the same command again to go on" >&2
+        return "$code"
+    fi
+    mv "$work/$s.out.part" "$work/$s.out"
+    touch "$work/$s.done"
+}
+
+summary() {
+    printf '%-8s %8s %10s %10s %9s  %s\n' stage attempts wall_s cpu_s peak_GB state
+    local s total_wall=0
+    for s in ${stages//,/ }; do
+        local state=pending
+        [[ -e $work/$s.done ]] && state=done
+        local tried=0 timed=0 last=
+        [[ -e $work/$s.attempts ]] && tried=$(wc -l < "$work/$s.attempts")
+        if [[ -e $work/$s.times ]]; then
+            timed=$(awk 'NF == 5' "$work/$s.times" | wc -l)
+            last=$(awk 'NF == 5 { x = $5 } END { print x }' "$work/$s.times")
+        fi
+        if [[ $s == check && $max_pieces != 10 ]]; then
+            state="skipped (--max-pieces $max_pieces)"
+        elif [[ $state == pending && -n $last && $last != 0 ]]; then
+            state="failed (exit $last)"
+        fi
+        if ((tried > timed)); then
+            state="$state; $((tried - timed)) attempt(s) killed, not timed"
+        fi
+        if ((timed > 0)); then
+            # /usr/bin/time may write "Command exited with non-zero status N" lines too.
+            read -r _ wall cpu peak < <(awk 'NF == 5 { n++; w += $1; c += $2 + $3; if ($4 > p) p = $4 }
+                END { printf "%d %.1f %.1f %.2f\n", n, w, c, p * 1024 / 1e9 }' "$work/$s.times")
+            total_wall=$(awk -v a="$total_wall" -v b="$wall" 'BEGIN { printf "%.1f", a + b }')
+            printf '%-8s %8s %10s %10s %9s  %s\n' "$s" "$tried" "$wall" "$cpu" "$peak" "$state"
+        else
+            printf '%-8s %8s %10s %10s %9s  %s\n' "$s" "$tried" - - - "$state"
+        fi
+    done
+    printf '%-8s %8s %10s\n' all "" "$total_wall"
+}
+
+code=0
+for s in ${stages//,/ }; do
+    run_stage "$s" || { code=$?; break; }
+done
+summary | tee "$work/summary.txt"
+exit "$code"
