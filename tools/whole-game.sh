@@ -97,24 +97,23 @@ summary() {
     for s in ${stages//,/ }; do
         local state=pending
         [[ -e $work/$s.done ]] && state=done
-        local tried=0 timed=0 last=
+        local tried=0 timed=0 last= wall=0 cpu=0 peak=0
         [[ -e $work/$s.attempts ]] && tried=$(wc -l < "$work/$s.attempts")
         if [[ -e $work/$s.times ]]; then
-            timed=$(awk 'NF == 5' "$work/$s.times" | wc -l)
-            last=$(awk 'NF == 5 { x = $5 } END { print x }' "$work/$s.times")
+            # Timed attempts, the last one's exit code, summed wall and CPU, peak RSS
+            # (/usr/bin/time also writes "Command exited with non-zero status N" lines).
+            read -r timed last wall cpu peak < <(awk 'NF == 5 { n++; x = $5; w += $1; c += $2 + $3; if ($4 > p) p = $4 }
+                END { printf "%d %s %.1f %.1f %.2f\n", n, n ? x : "-", w, c, p * 1024 / 1e9 }' "$work/$s.times")
         fi
         if [[ $s == check && $max_pieces != 10 ]]; then
             state="skipped (--max-pieces $max_pieces)"
-        elif [[ $state == pending && -n $last && $last != 0 ]]; then
+        elif [[ $state == pending && -n $last && $last != - && $last != 0 ]]; then
             state="failed (exit $last)"
         fi
         if ((tried > timed)); then
             state="$state; $((tried - timed)) attempt(s) killed, not timed"
         fi
         if ((timed > 0)); then
-            # /usr/bin/time may write "Command exited with non-zero status N" lines too.
-            read -r _ wall cpu peak < <(awk 'NF == 5 { n++; w += $1; c += $2 + $3; if ($4 > p) p = $4 }
-                END { printf "%d %.1f %.1f %.2f\n", n, w, c, p * 1024 / 1e9 }' "$work/$s.times")
             total_wall=$(awk -v a="$total_wall" -v b="$wall" 'BEGIN { printf "%.1f", a + b }')
             printf '%-8s %8s %10s %10s %9s  %s\n' "$s" "$tried" "$wall" "$cpu" "$peak" "$state"
         else

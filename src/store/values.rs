@@ -1020,6 +1020,11 @@ impl ValueFile {
         })
     }
 
+    /// Block `b` is damaged: `why`.
+    fn block_damage(&self, b: u32, why: &str) -> Error {
+        corrupt(&self.path, format!("block {b}: {why}"))
+    }
+
     /// The checksum of block `b`, bytes `start..end`, does not match.
     fn block_mismatch(&self, b: usize, start: u64, end: u64) -> Error {
         checksum_mismatch(&self.path, FileKind::Values, "values", Some(b as u64), Some((start, end)))
@@ -1081,7 +1086,7 @@ impl ValueFile {
     /// The decoded planes of the first `n` positions of block `b` at least (all of a
     /// zstd block; exactly `n` of a coded one), its checksum checked.
     fn planes_of(&self, b: u32, n: usize) -> Result<Vec<u8>, Error> {
-        let bad = |why: &str| corrupt(&self.path, format!("block {b}: {why}"));
+        let bad = |why: &str| self.block_damage(b, why);
         match &self.layout {
             Layout::Zstd(entries) => {
                 let e = entries[b as usize];
@@ -1134,7 +1139,7 @@ impl ValueFile {
         let first = (stored * c.streams) as u32;
         let streams = (self.blocks() - first).min(c.streams as u32) as usize;
         let stream = CodedBlocks::stream(&bytes[at..], streams, b as usize % c.streams)
-            .map_err(|why| corrupt(&self.path, format!("block {b}: {why}")))?;
+            .map_err(|why| self.block_damage(b, why))?;
         let from = at + (stream.as_ptr() as usize - bytes[at..].as_ptr() as usize);
         Ok(from..from + stream.len())
     }
@@ -1158,7 +1163,7 @@ impl ValueFile {
     /// reading whole phases, not single positions).
     pub fn block(&self, b: u32) -> Result<Vec<u64>, Error> {
         let raw = self.planes(b)?;
-        let bad = |why: &str| corrupt(&self.path, format!("block {b}: {why}"));
+        let bad = |why: &str| self.block_damage(b, why);
         let mut records =
             decode_block(&raw, self.positions_in(b)).ok_or_else(|| bad("decoded planes are inconsistent"))?;
         if self.elided && records.iter().any(|&r| Packed(r).has_loss_distance()) {
@@ -1203,7 +1208,7 @@ impl ValueFile {
         let n = self.decode_end(b, i);
         self.cache.get_or_load_covering(self.cache_id | b as u64, i + 1, || {
             let raw = self.planes_of(b, n)?;
-            Decoded::from_planes(raw, n, self.elided).map_err(|why| corrupt(&self.path, format!("block {b}: {why}")))
+            Decoded::from_planes(raw, n, self.elided).map_err(|why| self.block_damage(b, why))
         })
     }
 
