@@ -964,3 +964,66 @@ fn the_whole_game_script_runs_each_stage_once_and_goes_on_after_a_failure() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// An attempt killed together with the script (the end of a session) has no timings of
+/// GNU time; the next run keeps its start and last output, and the table counts that
+/// much of its wall time and says so.
+#[test]
+fn the_whole_game_script_counts_the_wall_time_of_an_attempt_killed_with_it() {
+    use std::os::unix::process::CommandExt;
+    let dir = std::env::temp_dir().join(format!("ostledb-cli-{}-whole-game-killed", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let fake = dir.join("fake-ostledb");
+    std::fs::write(
+        &fake,
+        "#!/usr/bin/env bash\n\
+         if [[ -n $FAKE_HANG ]]; then echo 'fake: working' >&2; sleep 2; echo 'fake: still working' >&2; sleep 60; fi\n\
+         echo '{}'\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/whole-game.sh");
+    let db = dir.join("db");
+    let work = dir.join("db.work");
+    let command = || {
+        let mut c = Command::new("bash");
+        c.arg(&script)
+            .args(["--db", db.to_str().unwrap(), "--ostledb", fake.to_str().unwrap()])
+            .args(["--max-pieces", "8", "--stages", "stats"])
+            .stdin(Stdio::null());
+        c
+    };
+    // The script and everything under it in a process group of their own, killed at once.
+    let mut hung =
+        command().env("FAKE_HANG", "1").stdout(Stdio::null()).stderr(Stdio::null()).process_group(0).spawn().unwrap();
+    let started = std::time::Instant::now();
+    while !std::fs::read_to_string(work.join("stats.err")).unwrap_or_default().contains("still working") {
+        assert!(started.elapsed().as_secs() < 30, "the stand-in never said it was still working");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    unsafe { libc::kill(-(hung.id() as i32), libc::SIGKILL) };
+    hung.wait().unwrap();
+    assert!(
+        !work.join("stats.times").exists() || std::fs::read_to_string(work.join("stats.times")).unwrap().is_empty()
+    );
+
+    let out = command().output().unwrap();
+    let (table, err) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let killed = std::fs::read_to_string(work.join("stats.killed")).unwrap();
+    let spans: Vec<Vec<u64>> = killed.lines().map(|l| l.split(' ').map(|x| x.parse().unwrap()).collect()).collect();
+    assert_eq!(spans.len(), 1, "{killed}");
+    // The last output came 2 s after the start (1 s at least in whole seconds).
+    assert!(spans[0][1] > spans[0][0], "{killed}");
+    let row = table.lines().find(|l| l.starts_with("stats ")).unwrap_or_else(|| panic!("{table}"));
+    let fields: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(fields[1], "2", "{table}");
+    assert!(fields[2].parse::<f64>().unwrap() >= (spans[0][1] - spans[0][0]) as f64, "{table}");
+    assert!(row.contains("1 attempt(s) killed") && row.contains("done"), "{table}");
+    // Run again: the killed attempt is noted once, not again.
+    assert!(command().output().unwrap().status.success());
+    assert_eq!(std::fs::read_to_string(work.join("stats.killed")).unwrap(), killed);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -6,7 +6,8 @@
 # goes on: a finished stage is skipped, and `solve` and `bfs` go on from their own
 # checkpoints inside the stage they were in (the others start that stage again). Every
 # attempt of every stage is timed, and the table at the end sums them per stage: wall
-# and CPU seconds, peak RSS.
+# and CPU seconds, peak RSS (of an attempt killed with the script: its wall time from
+# its start to its last output, at least).
 #
 # Usage: tools/whole-game.sh [--db DIR] [--work DIR] [--ostledb BIN] [--max-pieces N]
 #                            [--bfs-depth N] [--stages LIST]
@@ -62,10 +63,34 @@ command_of() {
     esac
 }
 
+# Timed attempts in a stage's $work/STAGE.times: GNU time's "wall user sys peak_kb exit"
+# lines (it writes other lines too, e.g. "Command terminated by signal 15").
+timed_lines() {
+    [[ -e $work/$1.times ]] && awk '$1 ~ /^[0-9.]+$/ && NF == 5' "$work/$1.times"
+    return 0
+}
+
+# An attempt with no timings was killed together with this script (a kill, a reboot,
+# the end of a session). Before anything runs again, keep in $work/STAGE.killed its start
+# and the time of its last output (the modification time of $work/STAGE.err, which only
+# that attempt wrote since), so that the table counts the wall time it ran at least.
+note_killed() {
+    local s=$1 tried timed noted last
+    [[ -e $work/$s.attempts ]] || return 0
+    tried=$(wc -l < "$work/$s.attempts")
+    timed=$(timed_lines "$s" | wc -l)
+    noted=0
+    [[ -e $work/$s.killed ]] && noted=$(wc -l < "$work/$s.killed")
+    if ((tried > timed + noted)); then
+        last=$(tail -n 1 "$work/$s.attempts")
+        echo "$last $(stat -c %Y "$work/$s.err" 2>/dev/null || echo "$last")" >> "$work/$s.killed"
+    fi
+}
+
 # Run one stage unless done: each attempt appends its start time to $work/STAGE.attempts
 # and, when it ends, "wall user sys peak_kb exit" to $work/STAGE.times (an attempt killed
-# with this script has no such line: the table counts it as untimed); a marker
-# $work/STAGE.done is written when it succeeds.
+# with this script has no such line; see note_killed); a marker $work/STAGE.done is
+# written when it succeeds.
 run_stage() {
     local s=$1
     if [[ -e $work/$s.done ]]; then
@@ -97,25 +122,34 @@ summary() {
     for s in ${stages//,/ }; do
         local state=pending
         [[ -e $work/$s.done ]] && state=done
-        local tried=0 timed=0 last= wall=0 cpu=0 peak=0
+        local tried=0 timed=0 last= wall=0 cpu=0 peak=0 killed=0 killed_wall=0
         [[ -e $work/$s.attempts ]] && tried=$(wc -l < "$work/$s.attempts")
-        if [[ -e $work/$s.times ]]; then
-            # Timed attempts, the last one's exit code, summed wall and CPU, peak RSS
-            # (/usr/bin/time also writes "Command exited with non-zero status N" lines).
-            read -r timed last wall cpu peak < <(awk 'NF == 5 { n++; x = $5; w += $1; c += $2 + $3; if ($4 > p) p = $4 }
-                END { printf "%d %s %.1f %.1f %.2f\n", n, n ? x : "-", w, c, p * 1024 / 1e9 }' "$work/$s.times")
+        # Timed attempts, the last one's exit code, summed wall and CPU, peak RSS.
+        read -r timed last wall cpu peak < <(timed_lines "$s" | awk '{ n++; x = $5; w += $1; c += $2 + $3; if ($4 > p) p = $4 }
+            END { printf "%d %s %.1f %.1f %.2f\n", n, n ? x : "-", w, c, p * 1024 / 1e9 }')
+        # Killed attempts: from their start to their last output, at least.
+        if [[ -e $work/$s.killed ]]; then
+            read -r killed killed_wall < <(awk '{ n++; w += $2 - $1 } END { printf "%d %d\n", n, w }' "$work/$s.killed")
         fi
         if [[ $s == check && $max_pieces != 10 ]]; then
             state="skipped (--max-pieces $max_pieces)"
         elif [[ $state == pending && -n $last && $last != - && $last != 0 ]]; then
             state="failed (exit $last)"
         fi
-        if ((tried > timed)); then
-            state="$state; $((tried - timed)) attempt(s) killed, not timed"
+        if ((killed > 0)); then
+            state="$state; $killed attempt(s) killed: $killed_wall s of wall in the total, start to last output (CPU and peak not known)"
+        fi
+        if ((tried > timed + killed)); then
+            state="$state; $((tried - timed - killed)) attempt(s) not timed"
+        fi
+        if ((timed + killed > 0)); then
+            wall=$(awk -v a="$wall" -v b="$killed_wall" 'BEGIN { printf "%.1f", a + b }')
+            total_wall=$(awk -v a="$total_wall" -v b="$wall" 'BEGIN { printf "%.1f", a + b }')
         fi
         if ((timed > 0)); then
-            total_wall=$(awk -v a="$total_wall" -v b="$wall" 'BEGIN { printf "%.1f", a + b }')
             printf '%-8s %8s %10s %10s %9s  %s\n' "$s" "$tried" "$wall" "$cpu" "$peak" "$state"
+        elif ((killed > 0)); then
+            printf '%-8s %8s %10s %10s %9s  %s\n' "$s" "$tried" "$wall" - - "$state"
         else
             printf '%-8s %8s %10s %10s %9s  %s\n' "$s" "$tried" - - - "$state"
         fi
@@ -123,6 +157,9 @@ summary() {
     printf '%-8s %8s %10s\n' all "" "$total_wall"
 }
 
+for s in ${known//,/ }; do
+    note_killed "$s"
+done
 code=0
 for s in ${stages//,/ }; do
     run_stage "$s" || { code=$?; break; }
