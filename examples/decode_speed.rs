@@ -2,6 +2,8 @@
 //! a query does: N random blocks (v5: streams) of a phase, each decoded up to a random
 //! position (as a cold read does). With `COLD=1` a 64 MB buffer is read before each
 //! block, so the model's tables come from memory, as on the first queries of a process.
+//! Besides the wall time it prints the thread's time on a core (Linux's
+//! `/proc/thread-self/schedstat`), which holds still while other work shares the machine.
 //!
 //! ```text
 //! cargo run --release --example decode_speed -- DB 5,4 20000
@@ -41,6 +43,7 @@ fn main() {
     }
     let junk = vec![1u8; 64 << 20];
     let (mut sink, mut spent) = (0u64, 0f64);
+    let on_core = on_core_ns();
     for (bytes, end) in &blocks {
         if cold {
             sink += junk.iter().step_by(64).map(|&x| x as u64).sum::<u64>();
@@ -50,11 +53,22 @@ fn main() {
         spent += t.elapsed().as_secs_f64();
         sink += planes.unwrap().len() as u64;
     }
+    let on_core = on_core_ns().zip(on_core).map(|(b, a)| (b - a) as f64);
     println!(
-        "{phase}: {:.1} ns/position, {:.2} us/block ({positions} positions in {n} blocks of {per}{})",
+        "{phase}: {:.1} ns/position, {:.2} us/block{} ({positions} positions in {n} blocks of {per}{})",
         spent * 1e9 / positions as f64,
         spent * 1e6 / n as f64,
+        match on_core {
+            Some(ns) if !cold => format!("; on a core {:.1} ns/position", ns / positions as f64),
+            _ => String::new(),
+        },
         if cold { ", caches flushed before each" } else { "" }
     );
     std::hint::black_box(sink);
+}
+
+/// Nanoseconds this thread has spent on a core (Linux), `None` elsewhere.
+fn on_core_ns() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    s.split_whitespace().next()?.parse().ok()
 }

@@ -624,16 +624,9 @@ impl Model {
 
     fn decode_stream(&self, bytes: &[u8], m: usize, n: usize, stream: Stream) -> Result<Vec<u8>, Damage> {
         thread_local! {
-            static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
+            static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::new());
         }
-        SCRATCH.with(|scratch| {
-            let mut scratch = scratch.borrow_mut();
-            let mut s = Block::new(self, bytes, (m, n), stream, &mut scratch)?;
-            while s.i < s.n {
-                s.step()?;
-            }
-            s.finish()
-        })
+        SCRATCH.with(|scratch| decode(self, bytes, (m, n), stream, &mut scratch.borrow_mut()))
     }
 }
 
@@ -660,112 +653,147 @@ impl Stream {
     }
 }
 
+/// Positions a decoder's history holds: [`PAD`] before a stream and the stream's own, a
+/// power of two, so that an index masked by `HIST - 1` needs no bounds check.
+const HIST: usize = 1 << 14;
+/// The most positions a coded stream may hold: value files v4 and v5 write at most
+/// 8,192; a longer one is refused as damage.
+const MAX_STREAM: usize = HIST - PAD;
+
+/// A position's entry in a decoder's history: its joint value (bits 0..16), its view
+/// (bits 16..24), whether its joint value is the previous position's ([`AS_PREVIOUS`])
+/// and whether it is that of the one `d` before ([`AS_BACK`]). The four agreement bits of
+/// a base context ([`base_context`]) are such bits of the positions 1, 2 and `d - 1`
+/// before, computed once when each position is decoded.
+const AS_PREVIOUS: u32 = 1 << 24;
+const AS_BACK: u32 = 1 << 25;
+
+/// The history entry of joint value `j` after `prev` and `back`.
+#[inline(always)]
+fn entry(j: usize, prev: u16, back: u16) -> u32 {
+    let k = j >> 1;
+    let view = 2 * bucket(k) + (j & 1);
+    let (as_prev, as_back) =
+        (if j == prev as usize { AS_PREVIOUS } else { 0 }, if j == back as usize { AS_BACK } else { 0 });
+    j as u32 | (view as u32) << 16 | as_prev | as_back
+}
+
 /// What a decoder needs besides its output, kept from block to block by each thread
 /// (a cold query decodes dozens of blocks, and allocating costs as much as a few
 /// positions' decoding).
-#[derive(Default)]
 struct Scratch {
-    joint: Vec<u16>,
-    views: Vec<u8>,
+    /// History entries ([`entry`]); position `i` of the stream at `PAD + i`.
+    hist: Box<[u32; HIST]>,
+    /// The stream's bytes and two zero bytes, so that the next two are always there.
+    input: Vec<u8>,
+    /// The special values decoded, in order.
     specials: Vec<Val>,
 }
 
-/// One block being decoded: the coder's state and the positions decoded so far.
-struct Block<'a> {
-    model: &'a Model,
-    /// Joint values and views of the positions (after [`PAD`] before the block), and the
-    /// special values in order.
-    joint: &'a mut Vec<u16>,
-    views: &'a mut Vec<u8>,
-    specials: &'a mut Vec<Val>,
-    bytes: &'a [u8],
-    /// The rANS state, and where its next byte is.
-    x: u32,
-    at: usize,
-    /// The block's last special move so far ([`MOVES`] before the first).
-    last: usize,
-    /// The next position, how many to decode, and whether that is the whole block.
-    i: usize,
-    n: usize,
-    whole: bool,
-    /// How the stream begins and ends.
-    stream: Stream,
-    /// Base code low bytes, high bytes and special moves, `n` each.
-    planes: Vec<u8>,
+impl Scratch {
+    fn new() -> Scratch {
+        let mut hist = Box::new([0u32; HIST]);
+        // Before the stream: joint values no two alike and no value has (so that every
+        // agreement with one is false), views [`NONE`]; as [`start_history`].
+        for (k, h) in hist[..PAD].iter_mut().enumerate() {
+            *h = (u16::MAX - (PAD - 1 - k) as u16) as u32 | (NONE as u32) << 16;
+        }
+        Scratch { hist, input: Vec::new(), specials: Vec::new() }
+    }
 }
 
 const SHORT: Damage = "its coded stream ends early";
 
-impl<'a> Block<'a> {
-    fn new(
-        model: &'a Model,
-        bytes: &'a [u8],
-        (m, n): (usize, usize),
-        stream: Stream,
-        scratch: &'a mut Scratch,
-    ) -> Result<Block<'a>, Damage> {
-        let n = n.min(m);
-        let (x, at) = match stream {
-            Stream::Full => {
-                if bytes.len() < 4 {
-                    return Err(SHORT);
-                }
-                let x = u32::from_be_bytes(bytes[..4].try_into().expect("4 bytes"));
-                if !(LOW..LOW << 8).contains(&x) {
-                    return Err("its coded stream does not begin in a coder's state");
-                }
-                (x, 4)
-            }
-            Stream::Lean => {
-                let (mut x, mut at) = (0u32, 0);
-                while x < LOW && at < bytes.len() {
-                    x = x << 8 | bytes[at] as u32;
-                    at += 1;
-                }
-                // The writer writes no leading zero byte.
-                if bytes.first().is_none_or(|&b| b == 0) {
-                    return Err("its coded stream does not begin in a coder's state");
-                }
-                (x, at)
-            }
-        };
-        let mut planes = Vec::with_capacity(3 * n + n / 2);
-        planes.resize(3 * n, 0u8);
-        let Scratch { joint, views, specials } = scratch;
-        start_history(joint, views);
-        joint.resize(PAD + n, 0);
-        views.resize(PAD + n, 0);
-        specials.clear();
-        Ok(Block { model, joint, views, specials, bytes, x, at, last: MOVES, i: 0, n, whole: n == m, stream, planes })
-    }
-
-    /// The next symbol, under context `c` of table `t`.
+impl Table {
+    /// Decode one symbol under context `c` from rANS state `x`: the symbol and the state
+    /// after it (before bytes come in).
     #[inline(always)]
-    fn symbol(&mut self, t: &Table, c: usize) -> Result<usize, Damage> {
-        let slot = self.x & (TOTAL - 1);
-        let Some(s) = t.find(c, slot) else {
-            return Err("it codes a value its model does not have");
-        };
-        let x = (s.freq as u32).wrapping_mul(self.x >> SCALE).wrapping_add(slot).wrapping_sub(s.cum as u32);
-        // At most two bytes come in (x >= 2^8 here), and none the stream does not have
-        // (a lean stream's last positions take none): without a branch.
-        let n = ((x < LOW) as usize + (x < LOW >> 8) as usize).min(self.bytes.len() - self.at);
-        let two = match self.bytes.get(self.at..self.at + 2) {
-            Some(b) => u16::from_be_bytes([b[0], b[1]]) as u32,
-            None => (self.bytes.get(self.at).copied().unwrap_or(0) as u32) << 8,
-        };
-        self.x = x << (8 * n) | two >> (8 * (2 - n));
-        self.at += n;
-        Ok(s.sym as usize)
+    fn decode(&self, c: usize, x: u32) -> Result<(usize, u32), Damage> {
+        let slot = x & (TOTAL - 1);
+        let s = self.find(c, slot).ok_or("it codes a value its model does not have")?;
+        Ok((s.sym as usize, (s.freq as u32).wrapping_mul(x >> SCALE).wrapping_add(slot).wrapping_sub(s.cum as u32)))
     }
+}
 
-    /// Decode position `i` (which is below `n`).
-    #[inline(always)]
-    fn step(&mut self) -> Result<(), Damage> {
-        let (i, d, n, model) = (self.i, self.model.d, self.n, self.model);
+/// Bring bytes into state `x` after a symbol: at most two (`x >= 2^8` after any
+/// symbol), while it is below [`LOW`], and none the stream does not have (a lean
+/// stream's last positions take none), without a branch. `input` is the stream (of
+/// `len` bytes) and two zero bytes.
+#[inline(always)]
+fn refill(x: u32, input: &[u8], len: usize, at: &mut usize) -> u32 {
+    let n = ((x < LOW) as usize + (x < LOW >> 8) as usize).min(len - *at);
+    let two = u16::from_be_bytes([input[*at], input[*at + 1]]) as u32;
+    *at += n;
+    x << (8 * n) | two >> (8 * (2 - n))
+}
+
+/// Decode the first `n` positions of a stream of `m` into the planes of value file v3
+/// (`schema/FORMAT.md`): base code low bytes, high bytes, special moves, then the
+/// special values' low and high bytes; for a whole stream, after checking that it is used
+/// up exactly and ends in the state its writer began with. The symbols and contexts are
+/// those of [`walk`], which the writer codes with, the context's agreement bits taken
+/// from the history's entries ([`entry`]).
+fn decode(
+    model: &Model,
+    bytes: &[u8],
+    (m, n): (usize, usize),
+    stream: Stream,
+    scratch: &mut Scratch,
+) -> Result<Vec<u8>, Damage> {
+    if m > MAX_STREAM {
+        return Err("it is longer than a coded stream may be");
+    }
+    let (n, len) = (n.min(m), bytes.len());
+    let (mut x, mut at) = match stream {
+        Stream::Full => {
+            if len < 4 {
+                return Err(SHORT);
+            }
+            let x = u32::from_be_bytes(bytes[..4].try_into().expect("4 bytes"));
+            if !(LOW..LOW << 8).contains(&x) {
+                return Err("its coded stream does not begin in a coder's state");
+            }
+            (x, 4)
+        }
+        Stream::Lean => {
+            let (mut x, mut at) = (0u32, 0);
+            while x < LOW && at < len {
+                x = x << 8 | bytes[at] as u32;
+                at += 1;
+            }
+            // The writer writes no leading zero byte.
+            if bytes.first().is_none_or(|&b| b == 0) {
+                return Err("its coded stream does not begin in a coder's state");
+            }
+            (x, at)
+        }
+    };
+    let Scratch { hist, input, specials } = scratch;
+    input.clear();
+    input.extend_from_slice(bytes);
+    input.extend_from_slice(&[0, 0]);
+    specials.clear();
+    let mut planes = Vec::with_capacity(3 * n + n / 2);
+    planes.resize(3 * n, 0u8);
+    let (lo, rest) = planes.split_at_mut(n);
+    let (hi, mv) = rest.split_at_mut(n);
+    let d = model.d;
+    // The position `d - 1` before is one decoded already only when d >= 2.
+    let ahead = if d >= 2 { AS_PREVIOUS } else { 0 };
+    let (mut h1, mut h2) = (hist[PAD - 1], hist[PAD - 2]);
+    // The stream's last special move so far ([`MOVES`] before the first).
+    let mut last = MOVES;
+    for i in 0..n {
         let p = PAD + i;
-        let (ctx, prev, back) = base_context(self.joint, self.views, p, d);
-        let r = self.symbol(&model.base, ctx)?;
+        let (hb, ha) = (hist[(p - d) & (HIST - 1)], hist[(p + 1 - d) & (HIST - 1)]);
+        let (prev, back) = (h1 as u16, hb as u16);
+        let bits = (h1 & AS_PREVIOUS != 0) as usize * 8
+            + (h1 & AS_BACK != 0) as usize * 4
+            + (h2 & AS_BACK != 0) as usize * 2
+            + (ha & ahead != 0) as usize;
+        let ctx = (bits * VIEWS + (h1 >> 16 & 0xff) as usize) * VIEWS + (hb >> 16 & 0xff) as usize;
+        let (r, y) = model.base.decode(ctx, x)?;
+        x = refill(y, input, len, &mut at);
         // A select, not a branch: which of the three is the hardest thing to predict.
         let j = if r == SAME_AS_PREVIOUS {
             prev
@@ -777,42 +805,32 @@ impl<'a> Block<'a> {
         if j >= 2 * KEYS {
             return Err("it codes a value its model does not have");
         }
-        let (k, has) = (j >> 1, j & 1);
-        self.joint[p] = j as u16;
-        self.views[p] = (2 * bucket(k) + has) as u8;
-        [self.planes[i], self.planes[n + i]] = code_of(k).to_le_bytes();
-        if has != 0 {
-            let mback = if i >= d { self.planes[2 * n + i - d] as usize } else { MOVES };
-            let s = self.symbol(&model.moves, move_context(bucket(k), self.last, mback))?;
+        let h = entry(j, prev, back);
+        hist[p & (HIST - 1)] = h;
+        (h2, h1) = (h1, h);
+        let k = j >> 1;
+        [lo[i], hi[i]] = code_of(k).to_le_bytes();
+        if j & 1 != 0 {
+            let mback = if i >= d { mv[i - d] as usize } else { MOVES };
+            let (s, y) = model.moves.decode(move_context(bucket(k), last, mback), x)?;
+            x = refill(y, input, len, &mut at);
             if s == 0 {
                 return Err("it codes a special move 0");
             }
-            self.planes[2 * n + i] = s as u8;
-            self.last = s;
-            let v = code_of(self.symbol(&model.special, k)?);
-            self.specials.push(v);
+            mv[i] = s as u8;
+            last = s;
+            let (s, y) = model.special.decode(k, x)?;
+            x = refill(y, input, len, &mut at);
+            specials.push(code_of(s));
         }
-        self.i += 1;
-        Ok(())
     }
-
-    /// The planes of value file v3 (`schema/FORMAT.md`): base code low bytes, high
-    /// bytes, special moves, then the special values' low and high bytes; for a whole
-    /// block, after checking that the stream is used up exactly and ends in the state
-    /// the writer began with.
-    fn finish(mut self) -> Result<Vec<u8>, Damage> {
-        if self.at > self.bytes.len() {
-            return Err(SHORT);
-        }
-        if self.whole && (self.at != self.bytes.len() || self.x != self.stream.first_state()) {
-            return Err("its coded stream does not end where it should");
-        }
-        let sp = &*self.specials;
-        self.planes.reserve_exact(2 * sp.len());
-        self.planes.extend(sp.iter().map(|v| v.to_le_bytes()[0]));
-        self.planes.extend(sp.iter().map(|v| v.to_le_bytes()[1]));
-        Ok(self.planes)
+    if n == m && (at != len || x != stream.first_state()) {
+        return Err("its coded stream does not end where it should");
     }
+    planes.reserve_exact(2 * specials.len());
+    planes.extend(specials.iter().map(|v| v.to_le_bytes()[0]));
+    planes.extend(specials.iter().map(|v| v.to_le_bytes()[1]));
+    Ok(planes)
 }
 
 #[cfg(test)]
@@ -904,6 +922,20 @@ mod tests {
             }
         }
         assert!(Model::from_counts(&Counts::new(15)).decode_lean(&[], 0, 0).is_err());
+    }
+
+    #[test]
+    fn a_stream_longer_than_the_format_allows_is_refused() {
+        let recs = records(300, 5);
+        let mut c = Counts::new(3);
+        c.add_block(&recs).unwrap();
+        let model = Model::from_counts(&c);
+        let lean = model.encode_lean(&recs);
+        assert_eq!(model.decode_lean(&lean, recs.len(), recs.len()).unwrap(), encode_block(&recs));
+        // The same bytes said to be a stream longer than any writer writes: refused, not
+        // decoded with a history too short for it.
+        assert!(model.decode_lean(&lean, MAX_STREAM + 1, 10).is_err());
+        assert!(model.decode_lean(&lean, MAX_STREAM, 10).is_ok());
     }
 
     #[test]
