@@ -74,6 +74,13 @@ fn bucket(key: usize) -> usize {
     key.min(BUCKETS - 1)
 }
 
+/// A context's view of the position of joint value `j` (`2 * key + has a special move`):
+/// `2 * bucket(key) + has a special move`.
+#[inline(always)]
+fn view_of(j: usize) -> usize {
+    2 * bucket(j >> 1) + (j & 1)
+}
+
 /// Positions kept before a block's first in the histories a context reads (see
 /// [`start_history`]), so that reading them needs no test of where a position is: more
 /// than `d + 1` of any board (at most 25 squares).
@@ -157,7 +164,7 @@ fn walk(records: &[u64], d: usize, mut f: impl FnMut(Kind, usize, usize)) -> Res
             f(Kind::Special, k, key(r.special())?);
         }
         joint.push(j as u16);
-        views.push((2 * bucket(k) + (mv != 0) as usize) as u8);
+        views.push(view_of(j) as u8);
         moves.push(mv);
     }
     Ok(())
@@ -671,8 +678,7 @@ const AS_BACK: u32 = 1 << 25;
 /// The history entry of joint value `j` after `prev` and `back`.
 #[inline(always)]
 fn entry(j: usize, prev: u16, back: u16) -> u32 {
-    let k = j >> 1;
-    let view = 2 * bucket(k) + (j & 1);
+    let view = view_of(j);
     let (as_prev, as_back) =
         (if j == prev as usize { AS_PREVIOUS } else { 0 }, if j == back as usize { AS_BACK } else { 0 });
     j as u32 | (view as u32) << 16 | as_prev | as_back
@@ -693,10 +699,12 @@ struct Scratch {
 impl Scratch {
     fn new() -> Scratch {
         let mut hist = Box::new([0u32; HIST]);
-        // Before the stream: joint values no two alike and no value has (so that every
-        // agreement with one is false), views [`NONE`]; as [`start_history`].
-        for (k, h) in hist[..PAD].iter_mut().enumerate() {
-            *h = (u16::MAX - (PAD - 1 - k) as u16) as u32 | (NONE as u32) << 16;
+        // Before the stream, the writer's histories ([`start_history`]): every agreement
+        // with those positions is false, so their entries have no agreement bit.
+        let (mut joint, mut views) = (Vec::with_capacity(PAD), Vec::with_capacity(PAD));
+        start_history(&mut joint, &mut views);
+        for (h, (&j, &v)) in hist[..PAD].iter_mut().zip(joint.iter().zip(&views)) {
+            *h = j as u32 | (v as u32) << 16;
         }
         Scratch { hist, input: Vec::new(), specials: Vec::new() }
     }
