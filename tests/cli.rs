@@ -699,22 +699,111 @@ fn solve_query_stats_verify_and_corruption_on_phase_4_4() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A solved and packed database of the 4x4 board with three pieces a side (four phases
+/// in three groups, 2 to 6 pieces), in a fresh temporary directory named after `name`.
+fn small_database(name: &str) -> std::path::PathBuf {
+    use ostledb::game::Geometry;
+    use ostledb::solve::SolveOptions;
+    use ostledb::solve::retrograde::solve_into;
+    use ostledb::store::pack::{PackOptions, pack};
+    let dir = std::env::temp_dir().join(format!("ostledb-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let g = Geometry::new(4, 3).unwrap();
+    solve_into(&g, 6, &SolveOptions { dir: Some(dir.clone()), ..Default::default() }, |_| Ok(())).unwrap();
+    pack(&dir, &g, 6, &PackOptions::default(), |_| {}).unwrap();
+    dir
+}
+
+/// `verify --deep` and `stats` with `--checkpoint`: crashed at every save in turn
+/// (`OSTLEDB_FAULT=N:abort`, which ends the process as a kill does), each goes on from
+/// its file, says so, and reports exactly what a walk in one go reports; the file is
+/// removed at the end. A checkpoint of the database before a write is not used; a file
+/// that is not a checkpoint, or one of the other command, is refused and left as it is.
+#[test]
+fn verify_and_stats_go_on_from_their_checkpoint_after_a_crash() {
+    let dir = small_database("walk-checkpoint");
+    let db = dir.to_str().unwrap();
+    let ck = dir.with_extension("ckpt");
+    let ckp = ck.to_str().unwrap();
+    let run = |args: &[&str], fault: Option<u64>| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_ostledb"));
+        c.args(args).args(["--db", db, "--json", "--checkpoint", ckp, "--checkpoint-minutes", "0"]);
+        if let Some(n) = fault {
+            c.env("OSTLEDB_FAULT", format!("{n}:abort"));
+        }
+        c.stdin(Stdio::null()).output().unwrap()
+    };
+    let parsed = |out: &Output| -> Value {
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{:?}: {}", out.status, String::from_utf8_lossy(&out.stderr));
+        serde_json::from_str(&text).unwrap()
+    };
+    // What matters of each report (a verify report also has the checksum pass's timing).
+    let verify_part = |v: &Value| (v["ok"].clone(), v["phases"].clone());
+    let plain_verify = json_stdout(&["verify", "--deep", "--json", "--quiet", "--db", db]);
+    let plain_stats = json_stdout(&["stats", "--json", "--quiet", "--db", db]);
+    assert_eq!(plain_verify["phases"].as_array().unwrap().len(), 4, "{plain_verify}");
+    for (args, command) in [(&["verify", "--deep"][..], "verify"), (&["stats"][..], "stats")] {
+        let mut crashed = 0;
+        // Three write steps a save (create, write, rename): crashed as it begins each
+        // save, the file holds the save before.
+        for step in (1..).step_by(3) {
+            let _ = std::fs::remove_file(&ck);
+            let out = run(args, Some(step));
+            if out.status.success() {
+                break; // every save of the walk was crashed once
+            }
+            assert_eq!(out.status.code(), None, "{command} at step {step}: {}", String::from_utf8_lossy(&out.stderr));
+            crashed += 1;
+            let had = ck.exists();
+            let out = run(args, None);
+            let notes = String::from_utf8_lossy(&out.stderr);
+            let v = parsed(&out);
+            match command {
+                "verify" => assert_eq!(verify_part(&v), verify_part(&plain_verify), "step {step}"),
+                _ => assert_eq!(v, plain_stats, "step {step}"),
+            }
+            assert_eq!(had, notes.contains("going on after"), "step {step}: {notes}");
+            assert!(!ck.exists(), "the checkpoint is removed once the walk is done");
+        }
+        assert!(crashed >= 5, "{command}: only {crashed} saves");
+    }
+    // A checkpoint of this database before it was written again: not used.
+    let stale = run(&["stats"], Some(4));
+    assert_eq!(stale.status.code(), None);
+    let text = std::fs::read_to_string(&ck).unwrap();
+    let mut saved: Value = serde_json::from_str(&text).unwrap();
+    saved["database"] = Value::String("0123456789abcdef".into());
+    std::fs::write(&ck, saved.to_string()).unwrap();
+    let out = run(&["stats"], None);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("starting from the beginning"));
+    assert_eq!(parsed(&out), plain_stats);
+    // Refused, the file left as it is: not a checkpoint; another command's; no --deep.
+    for (content, args) in [
+        ("hello\n".to_string(), &["verify", "--deep"][..]),
+        (text.clone(), &["verify", "--deep"][..]),
+        (text.clone(), &["verify"][..]),
+        (text.clone(), &["stats", "--longest"][..]),
+    ] {
+        std::fs::write(&ck, &content).unwrap();
+        let out = run(args, None);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("checkpoint") && !err.contains("panicked"), "{args:?}: {err}");
+        assert_eq!(std::fs::read_to_string(&ck).unwrap(), content, "{args:?}");
+    }
+    let _ = std::fs::remove_file(&ck);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `bench` and `interesting` on a small database (the 4x4 board, three pieces a side):
 /// one table row per compiled backend with every figure present, every answer checked
 /// against rank (the run would fail otherwise); the interesting counts as JSON with the
 /// examples asked for; bad arguments are exit code 2.
 #[test]
 fn bench_and_interesting_on_a_small_database() {
-    use ostledb::game::Geometry;
-    use ostledb::solve::SolveOptions;
-    use ostledb::solve::retrograde::solve_into;
     use ostledb::store::keys::Backend;
-    use ostledb::store::pack::{PackOptions, pack};
-    let dir = std::env::temp_dir().join(format!("ostledb-cli-bench-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let g = Geometry::new(4, 3).unwrap();
-    solve_into(&g, 6, &SolveOptions { dir: Some(dir.clone()), ..Default::default() }, |_| Ok(())).unwrap();
-    pack(&dir, &g, 6, &PackOptions::default(), |_| {}).unwrap();
+    let dir = small_database("bench");
     let db = dir.to_str().unwrap();
 
     let v = json_stdout(&[

@@ -1,10 +1,12 @@
 //! What people ask of a solved database: a position analysed ([`query`]: its verdict,
 //! every move, the principal variation), every stored value re-derived from its children
-//! ([`verify`]), whole-phase statistics ([`stats`]), puzzle classes ([`interesting`]) and
+//! ([`verify`]), whole-phase statistics ([`stats`]), those whole-database walks resumable after a kill
+//! ([`sweep`]), puzzle classes ([`interesting`]) and
 //! a computer opponent's move at a chosen level ([`opponent`]).
 
 pub mod interesting;
 pub mod opponent;
 pub mod query;
 pub mod stats;
+pub mod sweep;
 pub mod verify;

@@ -3,6 +3,7 @@
 
 use rayon::prelude::*;
 
+use crate::analysis::sweep::{Checkpoint, fold_chunks, walk_groups};
 use crate::error::Error;
 use crate::game::forbidden::unmoves_with_node_index;
 use crate::game::moves::is_immediate_win;
@@ -12,7 +13,7 @@ use crate::store::Database;
 use crate::store::group::GroupValues;
 
 /// Counts over one phase.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct NodeCounts {
     /// Canonical positions.
     pub positions: u64,
@@ -42,33 +43,32 @@ impl std::ops::Add for NodeCounts {
 /// with the number of positions done after each chunk.
 pub fn node_counts(index: &PhaseIndex, progress: &(dyn Fn(u64) + Sync)) -> NodeCounts {
     let geom = index.geometry();
-    let n = index.len();
-    const CHUNK: u64 = 1 << 16;
-    (0..n.div_ceil(CHUNK))
-        .into_par_iter()
-        .map(|c| {
-            let mut acc = NodeCounts::default();
-            let end = ((c + 1) * CHUNK).min(n);
-            for i in c * CHUNK..end {
-                let pos = index.position_at(i);
-                acc.positions += 1;
-                if is_immediate_win(geom, &pos) {
-                    acc.immediate_wins += 1;
-                    continue;
-                }
-                let mut reached = 0u32;
-                unmoves_with_node_index(geom, &pos, |_, j| reached |= 1 << j);
-                acc.nontrivial_nodes += reached.count_ones() as u64;
-                acc.nontrivial_with_forbidden += (reached & !1).count_ones() as u64;
+    let visit = |lo: u64, hi: u64| {
+        let mut acc = NodeCounts::default();
+        for i in lo..hi {
+            let pos = index.position_at(i);
+            acc.positions += 1;
+            if is_immediate_win(geom, &pos) {
+                acc.immediate_wins += 1;
+                continue;
             }
-            progress(end - c * CHUNK);
-            acc
-        })
-        .reduce(NodeCounts::default, |a, b| a + b)
+            let mut reached = 0u32;
+            unmoves_with_node_index(geom, &pos, |_, j| reached |= 1 << j);
+            acc.nontrivial_nodes += reached.count_ones() as u64;
+            acc.nontrivial_with_forbidden += (reached & !1).count_ones() as u64;
+        }
+        progress(hi - lo);
+        acc
+    };
+    fold_chunks(index.len(), CHUNK, 0, NodeCounts::default(), visit, |t, p| *t = *t + p, |_, _| Ok(()))
+        .expect("nothing between rounds fails")
 }
 
+/// Positions per work item of the walks of a phase.
+const CHUNK: u64 = 1 << 16;
+
 /// Counts of wins, losses and draws with the distribution of distances.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ValueCounts {
     /// Wins for the side to move.
     pub win: u64,
@@ -128,7 +128,7 @@ impl ValueCounts {
 }
 
 /// Statistics of one solved phase.
-#[derive(Clone, Debug, Default, serde::Serialize)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct PhaseStats {
     /// The phase, `[player, opponent]`.
     pub phase: [u32; 2],
@@ -162,63 +162,76 @@ pub fn phase_stats(
     values: &impl crate::store::group::HeldPhase,
     progress: &(dyn Fn(u64) + Sync),
 ) -> PhaseStats {
+    phase_stats_from(index, values, progress, (0, PhaseStats::default()), |_, _| Ok(()))
+        .expect("nothing between rounds fails")
+}
+
+/// [`phase_stats`] from a saved point: positions `0..start` are counted in `total`
+/// already; `between` is called after every round of chunks, to save the counts
+/// ([`fold_chunks`]).
+pub fn phase_stats_from(
+    index: &PhaseIndex,
+    values: &impl crate::store::group::HeldPhase,
+    progress: &(dyn Fn(u64) + Sync),
+    (start, total): (u64, PhaseStats),
+    between: impl FnMut(u64, &PhaseStats) -> Result<(), Error>,
+) -> Result<PhaseStats, Error> {
     let geom = index.geometry();
-    let n = index.len();
-    const CHUNK: u64 = 1 << 16;
-    let mut st = (0..n.div_ceil(CHUNK))
-        .into_par_iter()
-        .map(|c| {
-            let mut acc = PhaseStats::default();
-            let end = ((c + 1) * CHUNK).min(n);
-            for i in c * CHUNK..end {
-                let pos = index.position_at(i);
-                let packed = values.packed(i);
-                let rec = packed.record();
-                acc.counts.positions += 1;
-                acc.positions.add(rec.base);
-                acc.positions_with_special += rec.special.is_some() as u64;
-                if is_immediate_win(geom, &pos) {
-                    acc.counts.immediate_wins += 1;
-                    continue;
-                }
-                let mut reached = 0u32;
-                unmoves_with_node_index(geom, &pos, |_, j| reached |= 1 << j);
-                acc.counts.nontrivial_nodes += reached.count_ones() as u64;
-                acc.counts.nontrivial_with_forbidden += (reached & !1).count_ones() as u64;
-                while reached != 0 {
-                    let j = reached.trailing_zeros() as usize;
-                    reached &= reached - 1;
-                    acc.nodes.add(packed.node(j));
-                }
+    let visit = |lo: u64, hi: u64| {
+        let mut acc = PhaseStats::default();
+        for i in lo..hi {
+            let pos = index.position_at(i);
+            let packed = values.packed(i);
+            let rec = packed.record();
+            acc.counts.positions += 1;
+            acc.positions.add(rec.base);
+            acc.positions_with_special += rec.special.is_some() as u64;
+            if is_immediate_win(geom, &pos) {
+                acc.counts.immediate_wins += 1;
+                continue;
             }
-            progress(end - c * CHUNK);
-            acc
-        })
-        .reduce(PhaseStats::default, PhaseStats::merge);
+            let mut reached = 0u32;
+            unmoves_with_node_index(geom, &pos, |_, j| reached |= 1 << j);
+            acc.counts.nontrivial_nodes += reached.count_ones() as u64;
+            acc.counts.nontrivial_with_forbidden += (reached & !1).count_ones() as u64;
+            while reached != 0 {
+                let j = reached.trailing_zeros() as usize;
+                reached &= reached - 1;
+                acc.nodes.add(packed.node(j));
+            }
+        }
+        progress(hi - lo);
+        acc
+    };
+    let merge = |t: &mut PhaseStats, p: PhaseStats| *t = std::mem::take(t).merge(p);
+    let mut st = fold_chunks(index.len(), CHUNK, start, total, visit, merge, between)?;
     st.phase = [index.phase().player, index.phase().opponent];
-    st
+    Ok(st)
 }
 
 /// The statistics of every phase of a database, one phase group in memory at a time (4
-/// bytes per position, [`GroupValues`]; elided loss distances are resolved a group at a time); `reporter` gets the loading
-/// and a step per phase.
-pub fn database_stats(db: &Database, reporter: &dyn Reporter) -> Result<Vec<PhaseStats>, Error> {
-    let (g, index) = (db.geometry(), db.index());
-    let totals = index.group_pieces();
+/// bytes per position, [`GroupValues`]; elided loss distances are resolved a group at a
+/// time); `reporter` gets the loading and a step per phase. `checkpoint` keeps the
+/// statistics of the phases done and the counts of the one under way ([`Checkpoint`]):
+/// phases it holds are not walked again.
+pub fn database_stats(
+    db: &Database,
+    reporter: &dyn Reporter,
+    checkpoint: &mut Checkpoint<PhaseStats>,
+) -> Result<Vec<PhaseStats>, Error> {
+    let index = db.index();
     let mut phases = Vec::new();
-    // Each group's exact base values are what the next one needs of it.
-    let mut lower = Vec::new();
-    for total in totals {
-        let group = GroupValues::load_above(db.path(), g, index, total, lower, reporter)?;
-        for ph in group.phases() {
+    let walk =
+        |group: &GroupValues, ph, (start, total), between: &mut dyn FnMut(u64, &PhaseStats) -> Result<(), Error>| {
             let pi = index.phase(ph).expect("a phase of the index");
             let held = group.phase(ph).expect("a phase of the group");
             reporter.begin(&format!("stats {ph}"), pi.len());
-            phases.push(phase_stats(pi, held, &|n| reporter.advance(n)));
+            reporter.advance(start);
+            let st = phase_stats_from(pi, held, &|n| reporter.advance(n), (start, total), between);
             reporter.end();
-        }
-        lower = group.into_base();
-    }
+            st
+        };
+    walk_groups(db, reporter, checkpoint, walk, |_, st| phases.push(st))?;
     Ok(phases)
 }
 

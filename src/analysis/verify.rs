@@ -16,8 +16,7 @@
 
 use std::time::Instant;
 
-use rayon::prelude::*;
-
+use crate::analysis::sweep::{Checkpoint, fold_chunks, walk_groups};
 use crate::error::Error;
 use crate::game::forbidden::node_exists;
 use crate::game::moves::Removal;
@@ -34,7 +33,7 @@ use crate::store::keys::{self, Backend};
 use crate::store::{Database, meta};
 
 /// What a verification found.
-#[derive(Clone, Debug, Default, serde::Serialize)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct VerifyReport {
     /// Positions checked.
     pub positions: u64,
@@ -108,26 +107,38 @@ pub fn sweep<A: Send + Default>(
     visit: impl Fn(&mut A, &Position, u64) + Sync,
     merge: impl Fn(&mut A, A),
 ) -> A {
-    let mut total = A::default();
-    let Some(pidx) = sol.index().phase(phase) else { return total };
+    sweep_from(sol, phase, label, reporter, (0, A::default()), visit, merge, |_, _| Ok(()))
+        .expect("nothing between rounds fails")
+}
+
+/// [`sweep`] from a saved point: positions `0..start` of the phase are folded into
+/// `total` already; `between(done, &total)` is called after every round of chunks
+/// ([`fold_chunks`]), to save it.
+#[allow(clippy::too_many_arguments)]
+pub fn sweep_from<A: Send + Default>(
+    sol: &(impl RecordSource + Sync),
+    phase: Phase,
+    label: &str,
+    reporter: &dyn Reporter,
+    (start, total): (u64, A),
+    visit: impl Fn(&mut A, &Position, u64) + Sync,
+    merge: impl Fn(&mut A, A),
+    between: impl FnMut(u64, &A) -> Result<(), Error>,
+) -> Result<A, Error> {
+    let Some(pidx) = sol.index().phase(phase) else { return Ok(total) };
     let n = pidx.len();
     reporter.begin(label, n);
-    let parts: Vec<A> = (0..n.div_ceil(CHUNK))
-        .into_par_iter()
-        .map(|c| {
-            let (lo, hi) = (c * CHUNK, ((c + 1) * CHUNK).min(n));
-            let mut acc = A::default();
-            for i in lo..hi {
-                visit(&mut acc, &pidx.position_at(i), i);
-            }
-            reporter.advance(hi - lo);
-            acc
-        })
-        .collect();
+    reporter.advance(start);
+    let visit_chunk = |lo: u64, hi: u64| {
+        let mut acc = A::default();
+        for i in lo..hi {
+            visit(&mut acc, &pidx.position_at(i), i);
+        }
+        reporter.advance(hi - lo);
+        acc
+    };
+    let total = fold_chunks(n, CHUNK, start, total, visit_chunk, merge, between);
     reporter.end();
-    for p in parts {
-        merge(&mut total, p);
-    }
     total
 }
 
@@ -138,11 +149,25 @@ pub fn verify_phase(
     phase: Phase,
     reporter: &dyn Reporter,
 ) -> VerifyReport {
-    let mut rep = sweep(
+    verify_phase_from(geom, sol, phase, reporter, (0, VerifyReport::default()), |_, _| Ok(()))
+        .expect("nothing between rounds fails")
+}
+
+/// [`verify_phase`] from a saved point, `between` saving it ([`sweep_from`]).
+fn verify_phase_from(
+    geom: &Geometry,
+    sol: &(impl RecordSource + Sync),
+    phase: Phase,
+    reporter: &dyn Reporter,
+    from: (u64, VerifyReport),
+    between: impl FnMut(u64, &VerifyReport) -> Result<(), Error>,
+) -> Result<VerifyReport, Error> {
+    sweep_from(
         sol,
         phase,
         &format!("verify {phase}"),
         reporter,
+        from,
         |acc: &mut VerifyReport, pos, i| {
             acc.positions += 1;
             if let Some(msg) = check_indexed(geom, sol, pos, i) {
@@ -161,9 +186,8 @@ pub fn verify_phase(
                 }
             }
         },
-    );
-    rep.positions = sol.index().phase(phase).map_or(0, |p| p.len());
-    rep
+        between,
+    )
 }
 
 /// The checksums of one file, verified.
@@ -266,22 +290,22 @@ pub fn check_checksums(db: &Database, reporter: &dyn Reporter) -> Result<Checksu
 
 /// Re-derive every stored value of the database from its children, one phase group at a
 /// time (its records and the base values of the group below: [`GroupValues`]); `reporter`
-/// gets the loading, a step per phase and a note per phase checked.
-pub fn verify_database(db: &Database, reporter: &dyn Reporter) -> Result<Vec<(Phase, VerifyReport)>, Error> {
-    let (g, index) = (db.geometry(), db.index());
-    let totals = index.group_pieces();
+/// gets the loading, a step per phase and a note per phase checked. `checkpoint` keeps
+/// the reports of the phases done and the progress into the one under way (see
+/// [`Checkpoint`]): phases it holds are not checked again, and a group all of whose
+/// phases are done is not loaded.
+pub fn verify_database(
+    db: &Database,
+    reporter: &dyn Reporter,
+    checkpoint: &mut Checkpoint<VerifyReport>,
+) -> Result<Vec<(Phase, VerifyReport)>, Error> {
     let mut reports = Vec::new();
-    // Each group's exact base values are what the next one needs of it.
-    let mut lower = Vec::new();
-    for pieces in totals {
-        let vals = GroupValues::load_above(db.path(), g, index, pieces, lower, reporter)?;
-        for ph in vals.phases() {
-            let r = verify_phase(g, &vals.records(), ph, reporter);
-            reporter.note(&format!("{ph}: {} positions checked, {} mismatches", thousands(r.positions), r.mismatches));
-            reports.push((ph, r));
-        }
-        lower = vals.into_base();
-    }
+    let walk = |vals: &GroupValues, ph, from, between: &mut dyn FnMut(u64, &VerifyReport) -> Result<(), Error>| {
+        let r = verify_phase_from(db.geometry(), &vals.records(), ph, reporter, from, between)?;
+        reporter.note(&format!("{ph}: {} positions checked, {} mismatches", thousands(r.positions), r.mismatches));
+        Ok(r)
+    };
+    walk_groups(db, reporter, checkpoint, walk, |ph, r| reports.push((ph, r)))?;
     Ok(reports)
 }
 

@@ -89,6 +89,36 @@ pub struct CommonArgs {
     pub quiet: bool,
 }
 
+/// Where a walk over every position of a database (`verify --deep`, `stats`) keeps its
+/// progress, so that a kill does not undo it.
+#[derive(Debug, Clone, Args)]
+pub struct WalkCheckpointArgs {
+    /// Save the walk's progress to FILE (JSON, kilobytes): each phase's result when it is
+    /// done, and the counts so far of the phase under way (see --checkpoint-minutes). Run
+    /// again with the same FILE, a walk that was killed or stopped goes on from its last
+    /// save; FILE is removed when the walk is done. A checkpoint of another database, or of
+    /// this one before it was last written, is not used: the walk starts again and says so.
+    #[arg(long, value_name = "FILE")]
+    pub checkpoint: Option<PathBuf>,
+    /// With --checkpoint: save the phase under way at most this often, in minutes (0:
+    /// after every round of a few million positions).
+    #[arg(long, default_value_t = 1, value_name = "MINUTES", requires = "checkpoint")]
+    pub checkpoint_minutes: u64,
+}
+
+impl WalkCheckpointArgs {
+    /// The checkpoint of walk `command` over `db` these arguments ask for.
+    pub fn open<A: serde::Serialize + serde::de::DeserializeOwned + Clone>(
+        &self,
+        command: &str,
+        db: &crate::store::Database,
+        reporter: &dyn crate::progress::Reporter,
+    ) -> Result<crate::analysis::sweep::Checkpoint<A>, Error> {
+        let every = std::time::Duration::from_secs(60 * self.checkpoint_minutes);
+        crate::analysis::sweep::Checkpoint::open(self.checkpoint.as_deref(), command, db, every, reporter)
+    }
+}
+
 /// A board and the board before the opponent's last move: the arguments of the
 /// subcommands that look at one position.
 #[derive(Debug, Clone, Args)]

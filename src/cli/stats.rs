@@ -5,14 +5,14 @@ use serde::Serialize;
 
 use crate::analysis::stats::{PhaseStats, ValueCounts, database_stats, longest_wins};
 use crate::cli::progress::CliReporter;
-use crate::cli::{CommonArgs, emit, emit_json, thousands};
+use crate::cli::{CommonArgs, WalkCheckpointArgs, emit, emit_json, thousands};
 use crate::error::Error;
 use crate::store::Database;
 
 /// Arguments of `ostledb stats`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  ostledb stats\n  ostledb stats --json --db ./ostle.db\n\nNodes are counted as published (OSTLE.md section 2): a node is non-trivial when a move\nfrom a position of the same phase group leads to it; immediate-win positions are\ncounted apart. Distances are in plies, counting the move that ends the game."
+    after_help = "Examples:\n  ostledb stats\n  ostledb stats --json --db ./ostle.db\n  ostledb stats --checkpoint stats.ckpt   (the whole game: a killed run goes on from its last save)\n\nNodes are counted as published (OSTLE.md section 2): a node is non-trivial when a move\nfrom a position of the same phase group leads to it; immediate-win positions are\ncounted apart. Distances are in plies, counting the move that ends the game."
 )]
 pub struct StatsArgs {
     /// Only the longest win of each phase and the positions that have it, by one read of
@@ -23,6 +23,8 @@ pub struct StatsArgs {
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    walk: WalkCheckpointArgs,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -47,12 +49,22 @@ fn line(out: &mut String, what: &str, v: &ValueCounts) {
 
 /// Run `ostledb stats`.
 pub fn run(args: StatsArgs) -> Result<(), Error> {
+    if args.longest && args.walk.checkpoint.is_some() {
+        return Err(Error::InvalidArgument(
+            "--checkpoint keeps the progress of the full walk; --longest is one read of the value files, \
+             minutes on the whole game, and keeps none"
+                .into(),
+        ));
+    }
     let db = Database::open(&args.common.db)?;
     if args.longest {
         return run_longest(&db, &args);
     }
     let max = db.max_pieces();
-    let phases = database_stats(&db, &CliReporter::new(args.common.quiet))?;
+    let rep = CliReporter::new(args.common.quiet);
+    let mut checkpoint = args.walk.open("stats", &db, &rep)?;
+    let phases = database_stats(&db, &rep, &mut checkpoint)?;
+    checkpoint.finish()?;
     let total = phases.iter().cloned().fold(PhaseStats::default(), PhaseStats::merge);
     let report = Report { max_pieces: max, phases, total };
     if args.json {

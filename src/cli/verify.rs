@@ -6,14 +6,14 @@ use serde_json::json;
 
 use crate::analysis::verify::{check_checksums, verify_database};
 use crate::cli::progress::CliReporter;
-use crate::cli::{CommonArgs, emit, emit_json, thousands};
+use crate::cli::{CommonArgs, WalkCheckpointArgs, emit, emit_json, thousands};
 use crate::error::{EXIT_CORRUPT, Error};
 use crate::store::Database;
 
 /// Arguments of `ostledb verify`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Without --deep: the metadata, the header and block index of every value file, every\nvalue block's checksum, every key index file's checksums and those of a stored BFS are\nrecomputed; the first\nbad block is named with its file and byte range.\n\nWith --deep, then: for every position, each move's child node is looked up and the\nstored value must be the minimax of the children, with exact distances; a stored\nspecial move must be the unique best move, and a unique best move that is not stored\nmust be one no predecessor forbids. One phase group is held at a time (its records, 4\nbytes per position, and the base values of the group below, 2 bytes): 9.1 GB peak\nfor the whole game, measured. On 2 cores, (4,4) takes about 1 minute.\n\nExit codes: 0 all good; 1 the database is corrupt or wrong; 2 verify could not run\n(no database, bad arguments, I/O error, a file written by a newer ostledb)."
+    after_help = "Without --deep: the metadata, the header and block index of every value file, every\nvalue block's checksum, every key index file's checksums and those of a stored BFS are\nrecomputed; the first bad block is named with its file and byte range.\n\nWith --deep, then: for every position, each move's child node is looked up and the\nstored value must be the minimax of the children, with exact distances; a stored\nspecial move must be the unique best move, and a unique best move that is not stored\nmust be one no predecessor forbids. One phase group is held at a time (its records, 4\nbytes per position, and the base values of the group below, 2 bytes): 9.1 GB peak\nfor the whole game, measured. On 2 cores, (4,4) takes about 1 minute, the whole game most of an\nhour: with --checkpoint FILE a killed run goes on from its last save when run again, e.g.\n  ostledb verify --deep --checkpoint verify.ckpt\n\nExit codes: 0 all good; 1 the database is corrupt or wrong; 2 verify could not run\n(no database, bad arguments, I/O error, a file written by a newer ostledb)."
 )]
 pub struct VerifyArgs {
     /// Also re-derive every stored value from its children's stored values.
@@ -22,6 +22,8 @@ pub struct VerifyArgs {
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    walk: WalkCheckpointArgs,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -32,6 +34,11 @@ pub struct VerifyArgs {
 /// database or by `--deep`, where `checksums` is null or its phases are missing).
 pub fn run(args: VerifyArgs) -> Result<(), Error> {
     let rep = CliReporter::new(args.common.quiet);
+    if args.walk.checkpoint.is_some() && !args.deep {
+        return Err(Error::InvalidArgument(
+            "--checkpoint keeps the progress of --deep (the checksum pass takes seconds); add --deep".into(),
+        ));
+    }
     let db = match Database::open(&args.common.db) {
         Ok(db) => db,
         Err(e) if args.json && e.exit_code() == EXIT_CORRUPT => {
@@ -45,11 +52,17 @@ pub fn run(args: VerifyArgs) -> Result<(), Error> {
     let mut sums = check_checksums(&db, &rep)?;
     // A deep pass over damaged files would only find the damage again.
     let (reports, deep_error) = match args.deep && sums.failures.is_empty() {
-        true => match verify_database(&db, &rep) {
-            Ok(r) => (r, None),
-            Err(e) if e.exit_code() == EXIT_CORRUPT => (Vec::new(), Some(e)),
-            Err(e) => return Err(e),
-        },
+        true => {
+            let mut checkpoint = args.walk.open("verify --deep", &db, &rep)?;
+            match verify_database(&db, &rep, &mut checkpoint) {
+                Ok(r) => {
+                    checkpoint.finish()?;
+                    (r, None)
+                }
+                Err(e) if e.exit_code() == EXIT_CORRUPT => (Vec::new(), Some(e)),
+                Err(e) => return Err(e),
+            }
+        }
         false => (Vec::new(), None),
     };
     let bad: u64 = reports.iter().map(|r| r.1.mismatches).sum();
