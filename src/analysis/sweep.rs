@@ -36,8 +36,9 @@ const ROUND: u64 = 256;
 /// positions: `visit(lo, hi)` folds positions `lo..hi` into a new accumulator, and
 /// `merge` adds one into the total, in position order. After every round of chunks,
 /// `between(done, &total)` is told how many positions are folded in (`start` and the
-/// rounds since); its error ends the walk. `start` is a multiple of `chunk` (a boundary
-/// `between` was told of) or `n`.
+/// rounds since); its error ends the walk. `start` is any position: one that is not a
+/// chunk boundary (a checkpoint of a build with other chunks) is folded up to the next
+/// boundary first.
 pub fn fold_chunks<A: Send>(
     n: u64,
     chunk: u64,
@@ -49,6 +50,10 @@ pub fn fold_chunks<A: Send>(
 ) -> Result<A, Error> {
     let chunks = n.div_ceil(chunk);
     let round = ROUND.min(chunks.div_ceil(16)).max(rayon::current_num_threads() as u64);
+    if !start.is_multiple_of(chunk) && start < n {
+        let part = visit(start, start.next_multiple_of(chunk).min(n));
+        merge(&mut total, part);
+    }
     let mut c = start.div_ceil(chunk);
     while c < chunks {
         let end = (c + round).min(chunks);
@@ -270,7 +275,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_fold_resumed_at_any_round_boundary_equals_the_fold_in_one_go() {
+    fn a_fold_resumed_at_any_position_equals_the_fold_in_one_go() {
         let (n, chunk) = (100_003u64, 97u64);
         let visit = |lo: u64, hi: u64| (lo..hi).map(|i| i * i % 1_000_003).collect::<Vec<u64>>();
         let merge = |t: &mut Vec<u64>, p: Vec<u64>| t.extend(p);
@@ -290,6 +295,12 @@ mod tests {
             assert_eq!(t.len() as u64, *done);
             let resumed = fold_chunks(n, chunk, *done, t.clone(), visit, merge, |_, _| Ok(())).unwrap();
             assert_eq!(resumed, whole);
+        }
+        // A start between two boundaries, with what was folded by then.
+        for done in [1, 5, chunk + 3, n - 1] {
+            let t = whole[..done as usize].to_vec();
+            let resumed = fold_chunks(n, chunk, done, t, visit, merge, |_, _| Ok(())).unwrap();
+            assert_eq!(resumed, whole, "from {done}");
         }
         // An error between rounds ends the walk.
         let err = fold_chunks(n, chunk, 0, Vec::new(), visit, merge, |_, _| Err(Error::InvalidArgument("stop".into())));
