@@ -25,9 +25,11 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::time::Duration;
 
 use libfuzzer_sys::fuzz_target;
 use ostledb::Error;
+use ostledb::analysis::sweep::Checkpoint;
 use ostledb::error::EXIT_CORRUPT;
 use ostledb::game::Position;
 use ostledb::game::moves::unmoves;
@@ -321,7 +323,8 @@ fn run(
     }
     let mut mismatches = 0;
     if deep {
-        let reports = ostledb::analysis::verify::verify_database(&db, &Silent)?;
+        let mut no_file = Checkpoint::open(None, "verify --deep", &db, Duration::ZERO, &Silent)?;
+        let reports = ostledb::analysis::verify::verify_database(&db, &Silent, &mut no_file)?;
         mismatches = reports.iter().map(|(_, r)| r.mismatches).sum();
     }
     Ok(mismatches)
