@@ -14,6 +14,7 @@ use ostledb::game::notation::{base64_to_code, code_to_base64, format_board, pars
 use ostledb::game::symmetry::{canonical, canonical_code};
 use ostledb::game::{Dir, Geometry, Move, Phase, Position, Removal};
 use ostledb::index::GameIndex;
+use ostledb::progress::Silent;
 
 fn board(text: &str) -> Position {
     parse_board(Geometry::standard(), text).unwrap_or_else(|e| panic!("{text}: {e}"))
@@ -231,7 +232,7 @@ fn positions_per_hole_and_phase_match_the_published_table() {
 #[cfg_attr(debug_assertions, ignore = "slow in debug; run with cargo test --release")]
 fn phase_4_4_node_counts_match_the_published_counts() {
     let index = STANDARD_INDEX.phase(Phase::new(4, 4)).unwrap();
-    let counts = node_counts(index, &|_| {});
+    let counts = node_counts(index, "(4,4) nodes", &Silent);
     assert_eq!(counts.positions, 160_900_185);
     assert_eq!(counts.immediate_wins, 84_616_783);
     assert_eq!(counts.nontrivial_nodes, 353_733_905);

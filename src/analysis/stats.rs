@@ -3,10 +3,11 @@
 
 use rayon::prelude::*;
 
-use crate::analysis::sweep::{Checkpoint, fold_chunks, walk_groups};
+use crate::analysis::sweep::{Checkpoint, fold_positions, walk_groups};
 use crate::error::Error;
 use crate::game::forbidden::unmoves_with_node_index;
 use crate::game::moves::is_immediate_win;
+use crate::game::{Geometry, Position};
 use crate::index::PhaseIndex;
 use crate::progress::Reporter;
 use crate::store::Database;
@@ -38,29 +39,31 @@ impl std::ops::Add for NodeCounts {
     }
 }
 
+/// Count one position into `acc`: its non-trivial nodes as a mask of forbidden indices
+/// (`None` for an immediate win, which has none).
+fn count_position(geom: &Geometry, pos: &Position, acc: &mut NodeCounts) -> Option<u32> {
+    acc.positions += 1;
+    if is_immediate_win(geom, pos) {
+        acc.immediate_wins += 1;
+        return None;
+    }
+    let mut reached = 0u32;
+    unmoves_with_node_index(geom, pos, |_, j| reached |= 1 << j);
+    acc.nontrivial_nodes += reached.count_ones() as u64;
+    acc.nontrivial_with_forbidden += (reached & !1).count_ones() as u64;
+    Some(reached)
+}
+
 /// Count immediate wins and non-trivial nodes of a phase whose predecessors lie in the
-/// same phase (only `(4,4)` of the standard game is closed this way). `progress` is called
-/// with the number of positions done after each chunk.
-pub fn node_counts(index: &PhaseIndex, progress: &(dyn Fn(u64) + Sync)) -> NodeCounts {
+/// same phase (only `(4,4)` of the standard game is closed this way), as one step of
+/// `reporter` named `label`.
+pub fn node_counts(index: &PhaseIndex, label: &str, reporter: &dyn Reporter) -> NodeCounts {
     let geom = index.geometry();
-    let visit = |lo: u64, hi: u64| {
-        let mut acc = NodeCounts::default();
-        for i in lo..hi {
-            let pos = index.position_at(i);
-            acc.positions += 1;
-            if is_immediate_win(geom, &pos) {
-                acc.immediate_wins += 1;
-                continue;
-            }
-            let mut reached = 0u32;
-            unmoves_with_node_index(geom, &pos, |_, j| reached |= 1 << j);
-            acc.nontrivial_nodes += reached.count_ones() as u64;
-            acc.nontrivial_with_forbidden += (reached & !1).count_ones() as u64;
-        }
-        progress(hi - lo);
-        acc
+    let visit = |acc: &mut NodeCounts, pos: &Position, _| {
+        count_position(geom, pos, acc);
     };
-    fold_chunks(index.len(), CHUNK, 0, NodeCounts::default(), visit, |t, p| *t = *t + p, |_, _| Ok(()))
+    let merge = |t: &mut NodeCounts, p| *t = *t + p;
+    fold_positions(index, CHUNK, label, reporter, (0, NodeCounts::default()), visit, merge, |_, _| Ok(()))
         .expect("nothing between rounds fails")
 }
 
@@ -156,55 +159,33 @@ impl PhaseStats {
     }
 }
 
-/// Walk a solved phase: value counts of its positions and of its non-trivial nodes.
-pub fn phase_stats(
-    index: &PhaseIndex,
-    values: &impl crate::store::group::HeldPhase,
-    progress: &(dyn Fn(u64) + Sync),
-) -> PhaseStats {
-    phase_stats_from(index, values, progress, (0, PhaseStats::default()), |_, _| Ok(()))
-        .expect("nothing between rounds fails")
-}
-
-/// [`phase_stats`] from a saved point: positions `0..start` are counted in `total`
-/// already; `between` is called after every round of chunks, to save the counts
-/// ([`fold_chunks`]).
+/// Walk a solved phase from a saved point, as one step of `reporter` named `label`: value
+/// counts of its positions and of its non-trivial nodes. `from` is `(start, total)`:
+/// positions `0..start` are counted in `total` already; `between` is called after every
+/// round of chunks, to save the counts ([`fold_positions`]).
 pub fn phase_stats_from(
     index: &PhaseIndex,
     values: &impl crate::store::group::HeldPhase,
-    progress: &(dyn Fn(u64) + Sync),
-    (start, total): (u64, PhaseStats),
+    label: &str,
+    reporter: &dyn Reporter,
+    from: (u64, PhaseStats),
     between: impl FnMut(u64, &PhaseStats) -> Result<(), Error>,
 ) -> Result<PhaseStats, Error> {
     let geom = index.geometry();
-    let visit = |lo: u64, hi: u64| {
-        let mut acc = PhaseStats::default();
-        for i in lo..hi {
-            let pos = index.position_at(i);
-            let packed = values.packed(i);
-            let rec = packed.record();
-            acc.counts.positions += 1;
-            acc.positions.add(rec.base);
-            acc.positions_with_special += rec.special.is_some() as u64;
-            if is_immediate_win(geom, &pos) {
-                acc.counts.immediate_wins += 1;
-                continue;
-            }
-            let mut reached = 0u32;
-            unmoves_with_node_index(geom, &pos, |_, j| reached |= 1 << j);
-            acc.counts.nontrivial_nodes += reached.count_ones() as u64;
-            acc.counts.nontrivial_with_forbidden += (reached & !1).count_ones() as u64;
-            while reached != 0 {
-                let j = reached.trailing_zeros() as usize;
-                reached &= reached - 1;
-                acc.nodes.add(packed.node(j));
-            }
+    let visit = |acc: &mut PhaseStats, pos: &Position, i| {
+        let packed = values.packed(i);
+        let rec = packed.record();
+        acc.positions.add(rec.base);
+        acc.positions_with_special += rec.special.is_some() as u64;
+        let Some(mut reached) = count_position(geom, pos, &mut acc.counts) else { return };
+        while reached != 0 {
+            let j = reached.trailing_zeros() as usize;
+            reached &= reached - 1;
+            acc.nodes.add(packed.node(j));
         }
-        progress(hi - lo);
-        acc
     };
     let merge = |t: &mut PhaseStats, p: PhaseStats| *t = std::mem::take(t).merge(p);
-    let mut st = fold_chunks(index.len(), CHUNK, start, total, visit, merge, between)?;
+    let mut st = fold_positions(index, CHUNK, label, reporter, from, visit, merge, between)?;
     st.phase = [index.phase().player, index.phase().opponent];
     Ok(st)
 }
@@ -221,16 +202,11 @@ pub fn database_stats(
 ) -> Result<Vec<PhaseStats>, Error> {
     let index = db.index();
     let mut phases = Vec::new();
-    let walk =
-        |group: &GroupValues, ph, (start, total), between: &mut dyn FnMut(u64, &PhaseStats) -> Result<(), Error>| {
-            let pi = index.phase(ph).expect("a phase of the index");
-            let held = group.phase(ph).expect("a phase of the group");
-            reporter.begin(&format!("stats {ph}"), pi.len());
-            reporter.advance(start);
-            let st = phase_stats_from(pi, held, &|n| reporter.advance(n), (start, total), between);
-            reporter.end();
-            st
-        };
+    let walk = |group: &GroupValues, ph, from, between: &mut dyn FnMut(u64, &PhaseStats) -> Result<(), Error>| {
+        let pi = index.phase(ph).expect("a phase of the index");
+        let held = group.phase(ph).expect("a phase of the group");
+        phase_stats_from(pi, held, &format!("stats {ph}"), reporter, from, between)
+    };
     walk_groups(db, reporter, checkpoint, walk, |_, st| phases.push(st))?;
     Ok(phases)
 }

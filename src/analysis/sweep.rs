@@ -20,7 +20,8 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, io};
-use crate::game::Phase;
+use crate::game::{Phase, Position};
+use crate::index::PhaseIndex;
 use crate::progress::{Reporter, thousands};
 use crate::store::Database;
 use crate::store::file::{read_capped, write_atomic};
@@ -65,6 +66,39 @@ pub fn fold_chunks<A: Send>(
         between((c * chunk).min(n), &total)?;
     }
     Ok(total)
+}
+
+/// Fold every position of a phase from a saved point, as one step of `reporter` named
+/// `label`: positions `0..start` are folded into `total` already; `visit(acc, position,
+/// index)` folds each of the rest into one accumulator per chunk of `chunk` positions
+/// (`A::default()`), and `merge` adds them in phase order ([`fold_chunks`], whose
+/// `between` saves the fold after every round). The walk of `verify --deep`, of `stats`
+/// and of the `interesting` sweep.
+#[allow(clippy::too_many_arguments)]
+pub fn fold_positions<A: Send + Default>(
+    index: &PhaseIndex,
+    chunk: u64,
+    label: &str,
+    reporter: &dyn Reporter,
+    (start, total): (u64, A),
+    visit: impl Fn(&mut A, &Position, u64) + Sync,
+    merge: impl Fn(&mut A, A),
+    between: impl FnMut(u64, &A) -> Result<(), Error>,
+) -> Result<A, Error> {
+    let n = index.len();
+    reporter.begin(label, n);
+    reporter.advance(start);
+    let visit_chunk = |lo: u64, hi: u64| {
+        let mut acc = A::default();
+        for i in lo..hi {
+            visit(&mut acc, &index.position_at(i), i);
+        }
+        reporter.advance(hi - lo);
+        acc
+    };
+    let total = fold_chunks(n, chunk, start, total, visit_chunk, merge, between);
+    reporter.end();
+    total
 }
 
 /// What the first line of a checkpoint file says.

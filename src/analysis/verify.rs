@@ -16,7 +16,7 @@
 
 use std::time::Instant;
 
-use crate::analysis::sweep::{Checkpoint, fold_chunks, walk_groups};
+use crate::analysis::sweep::{Checkpoint, fold_positions, walk_groups};
 use crate::error::Error;
 use crate::game::forbidden::node_exists;
 use crate::game::moves::Removal;
@@ -98,7 +98,7 @@ const CHUNK: u64 = 1 << 14;
 /// Visit every position of `phase` in parallel (chunks of 16,384 positions over rayon's
 /// threads), with progress: `visit(acc, position, index)` folds into one accumulator per
 /// chunk (`A::default()`), and `merge` combines them in phase order. The whole-phase
-/// walk of `verify --deep` and of the `interesting` sweep.
+/// walk of the `interesting` sweep ([`fold_positions`]).
 pub fn sweep<A: Send + Default>(
     sol: &(impl RecordSource + Sync),
     phase: Phase,
@@ -107,39 +107,9 @@ pub fn sweep<A: Send + Default>(
     visit: impl Fn(&mut A, &Position, u64) + Sync,
     merge: impl Fn(&mut A, A),
 ) -> A {
-    sweep_from(sol, phase, label, reporter, (0, A::default()), visit, merge, |_, _| Ok(()))
+    let Some(pidx) = sol.index().phase(phase) else { return A::default() };
+    fold_positions(pidx, CHUNK, label, reporter, (0, A::default()), visit, merge, |_, _| Ok(()))
         .expect("nothing between rounds fails")
-}
-
-/// [`sweep`] from a saved point: positions `0..start` of the phase are folded into
-/// `total` already; `between(done, &total)` is called after every round of chunks
-/// ([`fold_chunks`]), to save it.
-#[allow(clippy::too_many_arguments)]
-pub fn sweep_from<A: Send + Default>(
-    sol: &(impl RecordSource + Sync),
-    phase: Phase,
-    label: &str,
-    reporter: &dyn Reporter,
-    (start, total): (u64, A),
-    visit: impl Fn(&mut A, &Position, u64) + Sync,
-    merge: impl Fn(&mut A, A),
-    between: impl FnMut(u64, &A) -> Result<(), Error>,
-) -> Result<A, Error> {
-    let Some(pidx) = sol.index().phase(phase) else { return Ok(total) };
-    let n = pidx.len();
-    reporter.begin(label, n);
-    reporter.advance(start);
-    let visit_chunk = |lo: u64, hi: u64| {
-        let mut acc = A::default();
-        for i in lo..hi {
-            visit(&mut acc, &pidx.position_at(i), i);
-        }
-        reporter.advance(hi - lo);
-        acc
-    };
-    let total = fold_chunks(n, CHUNK, start, total, visit_chunk, merge, between);
-    reporter.end();
-    total
 }
 
 /// Verify every position of `phase`.
@@ -153,7 +123,7 @@ pub fn verify_phase(
         .expect("nothing between rounds fails")
 }
 
-/// [`verify_phase`] from a saved point, `between` saving it ([`sweep_from`]).
+/// [`verify_phase`] from a saved point, `between` saving it ([`fold_positions`]).
 fn verify_phase_from(
     geom: &Geometry,
     sol: &(impl RecordSource + Sync),
@@ -162,9 +132,10 @@ fn verify_phase_from(
     from: (u64, VerifyReport),
     between: impl FnMut(u64, &VerifyReport) -> Result<(), Error>,
 ) -> Result<VerifyReport, Error> {
-    sweep_from(
-        sol,
-        phase,
+    let Some(pidx) = sol.index().phase(phase) else { return Ok(from.1) };
+    fold_positions(
+        pidx,
+        CHUNK,
         &format!("verify {phase}"),
         reporter,
         from,

@@ -7,7 +7,7 @@ use clap::Args;
 use serde::Serialize;
 
 use crate::analysis::stats::{NodeCounts, node_counts};
-use crate::cli::progress::Progress;
+use crate::cli::progress::CliReporter;
 use crate::cli::{CommonArgs, emit, emit_json, thousands};
 use crate::error::Error;
 use crate::game::{Geometry, Phase};
@@ -66,12 +66,8 @@ pub fn run(args: PositionsArgs) -> Result<(), Error> {
             by_hole: p.count_by_hole(),
             player_sets: p.player_sets(),
             symmetric_player_sets: p.symmetric_player_sets(),
-            nodes: (args.nodes && p.phase() == Phase::new(4, 4)).then(|| {
-                let bar = Progress::new(args.common.quiet, "(4,4) nodes", p.len());
-                let counts = node_counts(p, &|n| bar.add(n));
-                bar.finish();
-                counts
-            }),
+            nodes: (args.nodes && p.phase() == Phase::new(4, 4))
+                .then(|| node_counts(p, "(4,4) nodes", &CliReporter::new(args.common.quiet))),
         })
         .collect();
     let total = index.len();
