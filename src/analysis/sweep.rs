@@ -72,8 +72,8 @@ pub fn fold_chunks<A: Send>(
 /// `label`: positions `0..start` are folded into `total` already; `visit(acc, position,
 /// index)` folds each of the rest into one accumulator per chunk of `chunk` positions
 /// (`A::default()`), and `merge` adds them in phase order ([`fold_chunks`], whose
-/// `between` saves the fold after every round). The walk of `verify --deep`, of `stats`
-/// and of the `interesting` sweep.
+/// `between` saves the fold after every round). The walk of `verify --deep`, `stats`,
+/// `interesting` and `positions --nodes`.
 #[allow(clippy::too_many_arguments)]
 pub fn fold_positions<A: Send + Default>(
     index: &PhaseIndex,
