@@ -406,3 +406,76 @@ fn bfs_files_by_positions_equal_those_of_the_node_lists() {
         }
     }
 }
+
+/// `export --digest --checkpoint`: crashed at every save in turn (`OSTLEDB_FAULT=N:abort`,
+/// which ends the process as a kill does; a save is written after every file), run again
+/// it goes on after the last file saved, says so, and prints exactly the files and digest
+/// of a digest in one go, through the retrograde files and then the BFS files (from first
+/// depths); the file is removed at the end. A checkpoint of another export's phases is
+/// not used; `--checkpoint` without `--digest` is refused.
+#[test]
+fn a_digest_goes_on_from_its_checkpoint_after_a_crash() {
+    use std::process::{Command, Stdio};
+
+    use ostledb::solve::bfs_positions::{bfs_first_depths, store_first_depths};
+    let db = solved_db("digest-checkpoint");
+    let (report, depths) = bfs_first_depths(&geom(), true, 200, &Silent).unwrap();
+    store_first_depths(&db, &report, &depths).unwrap();
+    let ck = db.with_extension("ckpt");
+    let (dbp, ckp, lines) = (db.to_str().unwrap(), ck.to_str().unwrap(), LINES.to_string());
+    let run = |extra: &[&str], fault: Option<u64>| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_ostledb"));
+        c.args(["export", "--digest", "--json", "--db", dbp, "--lines-per-file", &lines]).args(extra);
+        if let Some(n) = fault {
+            c.env("OSTLEDB_FAULT", format!("{n}:abort"));
+        }
+        c.stdin(Stdio::null()).output().unwrap()
+    };
+    let files = |out: &std::process::Output| -> serde_json::Value {
+        assert!(out.status.success(), "{:?}: {}", out.status, String::from_utf8_lossy(&out.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        serde_json::json!([v["digest"], v["positions"], v["bfs_files"], v["retrograde_files"]])
+    };
+    let plain = files(&run(&["--quiet"], None));
+    let (retro, bfs) = (plain[3].as_array().unwrap().len(), plain[2].as_array().unwrap().len());
+    assert!(retro > 3 && bfs > 3, "{plain}");
+    let with_ck = ["--checkpoint", ckp, "--checkpoint-minutes", "0"];
+    let mut crashed = 0;
+    // Three write steps a save (create, write, rename): crashed as it begins each save,
+    // the file holds the save before.
+    for step in (1..).step_by(3) {
+        let _ = std::fs::remove_file(&ck);
+        let out = run(&with_ck, Some(step));
+        if out.status.success() {
+            break; // every save was crashed once
+        }
+        assert_eq!(out.status.code(), None, "step {step}: {}", String::from_utf8_lossy(&out.stderr));
+        crashed += 1;
+        let had = ck.exists();
+        let out = run(&with_ck, None);
+        let notes = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(files(&out), plain, "step {step}");
+        assert_eq!(had, notes.contains("going on after"), "step {step}: {notes}");
+        assert!(!ck.exists(), "the checkpoint is removed once the digest is done");
+    }
+    // A save after every file but the last of each part, and one when the retrograde
+    // files are done.
+    assert_eq!(crashed, retro + bfs - 1, "saves crashed");
+    // A checkpoint of a digest of fewer pieces: not used.
+    let out = run(&with_ck, Some(4));
+    assert_eq!(out.status.code(), None);
+    let mut saved: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&ck).unwrap()).unwrap();
+    saved["max_pieces"] = serde_json::json!(MAX - 1);
+    std::fs::write(&ck, saved.to_string()).unwrap();
+    let out = run(&with_ck, None);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("starting from the beginning"));
+    assert_eq!(files(&out), plain);
+    // Files and a checkpoint: refused by the command line.
+    let out = Command::new(env!("CARGO_BIN_EXE_ostledb"))
+        .args(["export", "--db", dbp, "--out", db.join("out").to_str().unwrap(), "--checkpoint", ckp])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    let _ = std::fs::remove_file(&ck);
+    let _ = std::fs::remove_dir_all(&db);
+}

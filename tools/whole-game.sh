@@ -3,9 +3,10 @@
 # /usr/bin/time: solve, the whole breadth-first search stored in the database, verify
 # --deep, stats, the longest wins, the published digest, and the check against the
 # published run. Run it again after a kill (or a reboot, or the end of a session) and it
-# goes on: a finished stage is skipped, and `solve`, `bfs`, `verify` and `stats` go on
-# from their own checkpoints inside the stage they were in (`verify` and `stats` keep
-# theirs in the work directory; the other stages, minutes long, start again). Every
+# goes on: a finished stage is skipped, and `solve`, `bfs`, `verify`, `stats` and
+# `digest` go on from their own checkpoints inside the stage they were in (`verify`,
+# `stats` and `digest` keep theirs in the work directory; the other stages, minutes
+# long, start again). Every
 # attempt of every stage is timed, and the table at the end sums them per stage: wall
 # and CPU seconds, peak RSS (of an attempt killed with the script: its wall time from
 # its start to its last output, at least).
@@ -59,7 +60,7 @@ command_of() {
         verify) echo "$bin verify --deep --json --checkpoint $work/verify.ckpt --db $db" ;;
         stats) echo "$bin stats --json --checkpoint $work/stats.ckpt --db $db" ;;
         longest) echo "$bin stats --longest --json --db $db" ;;
-        digest) echo "$bin export --digest --json --db $db" ;;
+        digest) echo "$bin export --digest --json --checkpoint $work/digest.ckpt --db $db" ;;
         check) echo "python3 $here/check-whole-game.py --db $db --ostledb $bin --stats $work/stats.out --bfs $work/bfs.out" ;;
     esac
 }

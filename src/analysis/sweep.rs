@@ -11,6 +11,7 @@
 //! the one under way. A checkpoint names the command that wrote it and the database it
 //! walked (a digest of its metadata, which every write changes): one of another command or
 //! of a database since rewritten is not used; the walk starts again and says so.
+//! [`CheckpointFile`], the file itself, also keeps the progress of `export --digest`.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -106,14 +107,21 @@ const FORMAT: &str = "ostledb sweep checkpoint 1";
 /// The largest checkpoint file read (they are kilobytes).
 const MAX_BYTES: u64 = 64 << 20;
 
-/// The content of a checkpoint file.
+/// A checkpoint file: its header and what the job keeps in it (`body`, flattened).
 #[derive(Serialize, Deserialize)]
-struct Saved<A> {
+struct Saved<B> {
     format: String,
     /// The command that wrote it, e.g. `verify --deep`.
     command: String,
     /// The database it walked: [`database_digest`].
     database: String,
+    #[serde(flatten)]
+    body: B,
+}
+
+/// What a walk over phases keeps.
+#[derive(Serialize, Deserialize)]
+struct Walk<A> {
     /// Every phase done, in walking order, and its result.
     done: Vec<(String, A)>,
     /// The phase under way, if any.
@@ -136,34 +144,42 @@ fn database_digest(db: &Database) -> String {
     format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&json))
 }
 
-/// The progress of a walk over a database's phases, saved to a file if it has one.
-pub struct Checkpoint<A> {
+/// The file where a long read-only job over a database (a walk, an export's digest) keeps
+/// its progress: JSON, written atomically, naming the command and the database; removed
+/// when the job is done. Without a path nothing is read or saved.
+pub struct CheckpointFile {
     path: Option<PathBuf>,
+    command: String,
+    database: String,
     every: Duration,
     last: Instant,
-    saved: Saved<A>,
 }
 
-impl<A: Serialize + DeserializeOwned + Clone> Checkpoint<A> {
-    /// The checkpoint of `command` over `db` at `path`, saved at least `every` apart
-    /// within a phase: what the file holds when it is one of the same command over the
-    /// same database, else a new one (with a note saying why the file is not used). No
-    /// path: nothing is saved or read. A file that is not a checkpoint is an error (it is
-    /// not overwritten).
-    pub fn open(
+impl CheckpointFile {
+    /// The checkpoint file of `command` over `db` at `path`, to be saved at least `every`
+    /// apart ([`CheckpointFile::due`]), and what it holds when it is one of the same
+    /// command over the same database (else `None`, with a note saying why it is not
+    /// used). A file that is not a checkpoint, or one of another command, is an error (it
+    /// is not overwritten).
+    pub fn open<B: DeserializeOwned>(
         path: Option<&Path>,
         command: &str,
         db: &Database,
         every: Duration,
         reporter: &dyn Reporter,
-    ) -> Result<Checkpoint<A>, Error> {
+    ) -> Result<(CheckpointFile, Option<B>), Error> {
         let database = database_digest(db);
-        let fresh = Saved { format: FORMAT.into(), command: command.into(), database, done: Vec::new(), current: None };
-        let mut ck = Checkpoint { path: path.map(Path::to_path_buf), every, last: Instant::now(), saved: fresh };
-        let Some(path) = path else { return Ok(ck) };
+        let file = CheckpointFile {
+            path: path.map(Path::to_path_buf),
+            command: command.into(),
+            database,
+            every,
+            last: Instant::now(),
+        };
+        let Some(path) = path else { return Ok((file, None)) };
         let bytes = match read_capped(path, MAX_BYTES) {
             Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(ck),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((file, None)),
             Err(e) => return Err(io(path)(e)),
         };
         let not_ours = || {
@@ -185,22 +201,73 @@ impl<A: Serialize + DeserializeOwned + Clone> Checkpoint<A> {
                 path.display()
             )));
         }
-        if dbd != ck.saved.database {
+        if dbd != file.database {
             reporter.note(&format!(
                 "{}: a checkpoint of another database, or of this one before it was last written; starting \
                  from the beginning",
                 path.display()
             ));
-            return Ok(ck);
+            return Ok((file, None));
         }
-        ck.saved = serde_json::from_value(head).map_err(|_| not_ours())?;
-        let phases = ck.saved.done.len();
-        let under_way = match &ck.saved.current {
+        let saved: Saved<B> = serde_json::from_value(head).map_err(|_| not_ours())?;
+        Ok((file, Some(saved.body)))
+    }
+
+    /// Whether a save is due: there is a file and the last save is `every` ago.
+    pub fn due(&self) -> bool {
+        self.path.is_some() && self.last.elapsed() >= self.every
+    }
+
+    /// Save `body` (nothing without a path).
+    pub fn save<B: Serialize>(&mut self, body: &B) -> Result<(), Error> {
+        let Some(path) = &self.path else { return Ok(()) };
+        let saved =
+            Saved { format: FORMAT.into(), command: self.command.clone(), database: self.database.clone(), body };
+        let json = serde_json::to_vec(&saved).expect("a checkpoint serialises");
+        write_atomic(path, |w| std::io::Write::write_all(w, &json))?;
+        self.last = Instant::now();
+        Ok(())
+    }
+
+    /// The job is done: the file is removed.
+    pub fn finish(self) -> Result<(), Error> {
+        match &self.path {
+            Some(p) => match std::fs::remove_file(p) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io(p)(e)),
+                _ => Ok(()),
+            },
+            None => Ok(()),
+        }
+    }
+}
+
+/// The progress of a walk over a database's phases, saved to a file if it has one.
+pub struct Checkpoint<A> {
+    file: CheckpointFile,
+    saved: Walk<A>,
+}
+
+impl<A: Serialize + DeserializeOwned + Clone> Checkpoint<A> {
+    /// The checkpoint of `command` over `db` at `path`, saved at least `every` apart
+    /// within a phase: what the file holds when it is one of the same command over the
+    /// same database, else a new one ([`CheckpointFile::open`]). No path: nothing is
+    /// saved or read.
+    pub fn open(
+        path: Option<&Path>,
+        command: &str,
+        db: &Database,
+        every: Duration,
+        reporter: &dyn Reporter,
+    ) -> Result<Checkpoint<A>, Error> {
+        let (file, body) = CheckpointFile::open::<Walk<A>>(path, command, db, every, reporter)?;
+        let Some(saved) = body else { return Ok(Checkpoint { file, saved: Walk { done: Vec::new(), current: None } }) };
+        let under_way = match &saved.current {
             Some(p) => format!(", and {} positions of {}", thousands(p.done), p.phase),
             None => String::new(),
         };
-        reporter.note(&format!("{}: going on after {phases} phase(s) done{under_way}", path.display()));
-        Ok(ck)
+        let path = path.expect("a body comes from a file");
+        reporter.note(&format!("{}: going on after {} phase(s) done{under_way}", path.display(), saved.done.len()));
+        Ok(Checkpoint { file, saved })
     }
 
     /// The result of `phase` if it is done.
@@ -221,37 +288,23 @@ impl<A: Serialize + DeserializeOwned + Clone> Checkpoint<A> {
     /// Positions `0..done` of `phase` are folded into `acc`: saved if the last save is
     /// `every` ago.
     pub fn progress(&mut self, phase: Phase, done: u64, acc: &A) -> Result<(), Error> {
-        if self.path.is_none() || self.last.elapsed() < self.every {
+        if !self.file.due() {
             return Ok(());
         }
         self.saved.current = Some(Partial { phase: phase.to_string(), done, acc: acc.clone() });
-        self.save()
+        self.file.save(&self.saved)
     }
 
     /// `phase` is done with result `acc`: saved.
     pub fn phase_done(&mut self, phase: Phase, acc: &A) -> Result<(), Error> {
         self.saved.current = None;
         self.saved.done.push((phase.to_string(), acc.clone()));
-        if self.path.is_none() { Ok(()) } else { self.save() }
+        self.file.save(&self.saved)
     }
 
     /// The walk is done: the file is removed.
     pub fn finish(self) -> Result<(), Error> {
-        match &self.path {
-            Some(p) => match std::fs::remove_file(p) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io(p)(e)),
-                _ => Ok(()),
-            },
-            None => Ok(()),
-        }
-    }
-
-    fn save(&mut self) -> Result<(), Error> {
-        let path = self.path.as_ref().expect("saved only with a path");
-        let json = serde_json::to_vec(&self.saved).expect("a checkpoint serialises");
-        write_atomic(path, |w| std::io::Write::write_all(w, &json))?;
-        self.last = Instant::now();
-        Ok(())
+        self.file.finish()
     }
 }
 

@@ -10,7 +10,7 @@ use crate::cli::progress::CliReporter;
 use crate::cli::{CommonArgs, emit, emit_json, thousands};
 use crate::error::Error;
 use crate::progress::Reporter;
-use crate::published::export::{ExportOptions, ExportSummary, export};
+use crate::published::export::{ExportCheckpoint, ExportOptions, ExportSummary, export_with};
 use crate::store::Database;
 
 /// Output formats of `ostledb export`.
@@ -23,7 +23,7 @@ pub enum Format {
 /// Arguments of `ostledb export`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  ostledb export --format published --db ostle.db --out ./published     # (4,4): 161 files, 4.7 GB\n  ostledb export --digest --db ostle.db                                  # the digest only, no files\n  ostledb export --digest --verbose --max-pieces 8\n  python3 tools/published-digest.py ./published                          # the same digest from the files\n\nFiles `ostle_<n>_retrograde_output<NNNN>.txt`, numbered from 0000, of 1,000,000 lines\n(the last shorter), positions in ascending canonical code over every phase with at\nmost n pieces. A field is the published value v = N - 1 of a node (N plies; even v: the\nside to move wins), `0` for a draw, empty for a node no move leads to; an\nimmediate-win position is `code,checkmate`. With a stored BFS (`ostledb bfs --store`, or by\npositions: `ostledb bfs --by-positions --store`, which covers the whole game) the\nBFS files `ostle_<n>_bfs_output<NNNN>.txt` come first: a line per position with a\nreached node, `checkmate` after the code of an immediate win, field j the depth of node j.\nThe digest follows the published recipe: sha256 of every file's lines joined by LF,\nthen sha256 of those hex digests concatenated in file-name order (BFS files first)."
+    after_help = "Examples:\n  ostledb export --format published --db ostle.db --out ./published     # (4,4): 161 files, 4.7 GB\n  ostledb export --digest --db ostle.db                                  # the digest only, no files\n  ostledb export --digest --verbose --max-pieces 8\n  ostledb export --digest --checkpoint digest.ckpt                       # the whole game: a killed run goes on\n  python3 tools/published-digest.py ./published                          # the same digest from the files\n\nFiles `ostle_<n>_retrograde_output<NNNN>.txt`, numbered from 0000, of 1,000,000 lines\n(the last shorter), positions in ascending canonical code over every phase with at\nmost n pieces. A field is the published value v = N - 1 of a node (N plies; even v: the\nside to move wins), `0` for a draw, empty for a node no move leads to; an\nimmediate-win position is `code,checkmate`. With a stored BFS (`ostledb bfs --store`, or by\npositions: `ostledb bfs --by-positions --store`, which covers the whole game) the\nBFS files `ostle_<n>_bfs_output<NNNN>.txt` come first: a line per position with a\nreached node, `checkmate` after the code of an immediate win, field j the depth of node j.\nThe digest follows the published recipe: sha256 of every file's lines joined by LF,\nthen sha256 of those hex digests concatenated in file-name order (BFS files first)."
 )]
 pub struct ExportArgs {
     /// The output format.
@@ -45,6 +45,21 @@ pub struct ExportArgs {
     /// Print one JSON object (with every file's digest).
     #[arg(long)]
     pub json: bool,
+    /// With --digest: save the progress to FILE (JSON: every file's digest so far and where
+    /// each phase stands) at the end of a file, at most every --checkpoint-minutes. Run
+    /// again with the same FILE, a digest that was killed goes on after the last file saved;
+    /// FILE is removed when the digest is done. A checkpoint of another database, or of
+    /// this one before it was last written, is not used.
+    #[arg(long, value_name = "FILE", requires = "digest")]
+    pub checkpoint: Option<PathBuf>,
+    /// With --checkpoint: save at most this often, in minutes (0: after every file).
+    #[arg(long, default_value_t = 1, value_name = "MINUTES", requires = "checkpoint")]
+    pub checkpoint_minutes: u64,
+    /// Lines per file (the published format has 1,000,000; smaller only to test the
+    /// splitting into files on small boards).
+    #[arg(long, hide = true, default_value_t = crate::published::LINES_PER_FILE,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub lines_per_file: u64,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -68,9 +83,17 @@ pub fn run(args: ExportArgs) -> Result<(), Error> {
         reporter
             .note("the database stores no BFS (`ostledb bfs --store` adds one): only retrograde files are exported");
     }
-    let opts = ExportOptions { max_pieces: args.max_pieces, ..ExportOptions::default() };
+    let opts = ExportOptions { max_pieces: args.max_pieces, lines_per_file: args.lines_per_file };
     let out = (!args.digest).then_some(args.out.as_path());
-    let summary = export(&db, &opts, out, &reporter)?;
+    let mut checkpoint = match &args.checkpoint {
+        Some(path) => {
+            let every = std::time::Duration::from_secs(60 * args.checkpoint_minutes);
+            ExportCheckpoint::open(path, &db, every, &reporter)?
+        }
+        None => ExportCheckpoint::none(),
+    };
+    let summary = export_with(&db, &opts, out, &reporter, &mut checkpoint)?;
+    checkpoint.finish()?;
     let seconds = t.elapsed().as_secs_f64();
     if args.json {
         return emit_json(&Report {

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
+use crate::analysis::sweep::CheckpointFile;
 use crate::error::{Error, io};
 use crate::game::Position;
 use crate::game::notation::code_to_base64;
@@ -38,7 +39,7 @@ impl Default for ExportOptions {
 }
 
 /// One file of an export.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ExportedFile {
     /// Its name, e.g. `ostle_8_retrograde_output0000.txt`.
     pub name: String,
@@ -65,6 +66,91 @@ pub struct ExportSummary {
     pub digest: String,
 }
 
+/// What the checkpoint of `export --digest` keeps: the files done and, at the end of the
+/// last of them, how many positions of each exported phase (in index order) the part
+/// under way (retrograde files, then BFS files) has put into them.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct ExportProgress {
+    max_pieces: u32,
+    lines_per_file: u64,
+    retrograde_files: Vec<ExportedFile>,
+    /// Every retrograde file is done: the BFS files are under way.
+    retrograde_done: bool,
+    bfs_files: Vec<ExportedFile>,
+    consumed: Vec<u64>,
+}
+
+/// Where a digest keeps its progress between files ([`CheckpointFile`]): saved at the
+/// end of a file when the last save is some minutes ago, and when the retrograde files
+/// are done. Run again with the same file, the digest goes on after the last file saved.
+pub struct ExportCheckpoint {
+    file: Option<CheckpointFile>,
+    from: Option<ExportProgress>,
+}
+
+/// What a checkpoint file of an export says it is.
+pub const EXPORT_COMMAND: &str = "export --digest";
+
+impl ExportCheckpoint {
+    /// No checkpoint: nothing is read or saved.
+    pub fn none() -> ExportCheckpoint {
+        ExportCheckpoint { file: None, from: None }
+    }
+
+    /// The checkpoint of a digest of `db` at `path`, saved at most `every` apart.
+    pub fn open(
+        path: &Path,
+        db: &Database,
+        every: std::time::Duration,
+        reporter: &dyn Reporter,
+    ) -> Result<ExportCheckpoint, Error> {
+        let (file, from) = CheckpointFile::open::<ExportProgress>(Some(path), EXPORT_COMMAND, db, every, reporter)?;
+        Ok(ExportCheckpoint { file: Some(file), from })
+    }
+
+    /// Where an export of `max` pieces in files of `lines_per_file` lines goes on from (a
+    /// new start for a checkpoint of another export, with a note).
+    fn start(&mut self, max: u32, lines_per_file: u64, reporter: &dyn Reporter) -> ExportProgress {
+        let fresh = ExportProgress { max_pieces: max, lines_per_file, ..ExportProgress::default() };
+        match self.from.take() {
+            Some(p) if p.max_pieces == max && p.lines_per_file == lines_per_file => {
+                reporter.note(&format!(
+                    "the checkpoint: going on after {} retrograde and {} BFS files",
+                    p.retrograde_files.len(),
+                    p.bfs_files.len()
+                ));
+                p
+            }
+            Some(_) => {
+                reporter.note("the checkpoint is of an export of other phases; starting from the beginning");
+                fresh
+            }
+            None => fresh,
+        }
+    }
+
+    /// A file of the part under way is done: `progress` saved if a save is due.
+    fn file_done(&mut self, progress: impl FnOnce() -> ExportProgress) -> Result<(), Error> {
+        match &mut self.file {
+            Some(f) if f.due() => f.save(&progress()),
+            _ => Ok(()),
+        }
+    }
+
+    /// Save `progress` now.
+    fn save(&mut self, progress: &ExportProgress) -> Result<(), Error> {
+        match &mut self.file {
+            Some(f) => f.save(progress),
+            None => Ok(()),
+        }
+    }
+
+    /// The export is done: the file is removed.
+    pub fn finish(self) -> Result<(), Error> {
+        self.file.map_or(Ok(()), CheckpointFile::finish)
+    }
+}
+
 /// Positions per batch turned into lines in parallel (and written in order).
 const BATCH: usize = 1 << 18;
 /// Lines per parallel task.
@@ -78,6 +164,10 @@ struct Cursor<'a> {
     phase: &'a PhaseIndex,
     values: &'a ValueFile,
     next_block: u32,
+    /// The index of the window's first position.
+    first: u64,
+    /// Positions of the next window to skip (a start inside a block).
+    skip: usize,
     positions: Vec<Position>,
     codes: Vec<u64>,
     records: Vec<u64>,
@@ -85,12 +175,16 @@ struct Cursor<'a> {
 }
 
 impl<'a> Cursor<'a> {
-    fn new(db: &'a Database, phase: &'a PhaseIndex, values: &'a ValueFile) -> Cursor<'a> {
+    /// The cursor of `phase` at position `start`.
+    fn new(db: &'a Database, phase: &'a PhaseIndex, values: &'a ValueFile, start: u64) -> Cursor<'a> {
+        let per = values.block_positions() as u64;
         Cursor {
             db,
             phase,
             values,
-            next_block: 0,
+            next_block: (start / per) as u32,
+            first: start - start % per,
+            skip: (start % per) as usize,
             positions: Vec::new(),
             codes: Vec::new(),
             records: Vec::new(),
@@ -107,8 +201,14 @@ impl<'a> Cursor<'a> {
         Ok(self.codes.get(self.at).copied())
     }
 
+    /// The positions of the phase before the head.
+    fn consumed(&self) -> u64 {
+        self.first + (self.at + self.skip) as u64
+    }
+
     fn refill(&mut self) -> Result<(), Error> {
         let (per, blocks) = (self.values.block_positions() as u64, self.values.blocks());
+        self.first = (self.next_block as u64 * per).min(self.phase.len());
         self.at = 0;
         self.positions.clear();
         self.codes.clear();
@@ -140,6 +240,7 @@ impl<'a> Cursor<'a> {
         }
         self.codes = self.positions.iter().map(|p| p.code()).collect();
         self.next_block = end;
+        self.at = std::mem::take(&mut self.skip);
         Ok(())
     }
 }
@@ -208,6 +309,22 @@ pub fn export(
     out: Option<&Path>,
     reporter: &dyn Reporter,
 ) -> Result<ExportSummary, Error> {
+    export_with(db, opts, out, reporter, &mut ExportCheckpoint::none())
+}
+
+/// [`export`] with a checkpoint, which goes on from the file its checkpoint names and
+/// saves its progress between files (a digest only: with `out`, a checkpoint file is an
+/// error).
+pub fn export_with(
+    db: &Database,
+    opts: &ExportOptions,
+    out: Option<&Path>,
+    reporter: &dyn Reporter,
+    checkpoint: &mut ExportCheckpoint,
+) -> Result<ExportSummary, Error> {
+    if out.is_some() && checkpoint.file.is_some() {
+        return Err(Error::InvalidArgument("a checkpoint keeps the progress of a digest only (--digest)".into()));
+    }
     let geom = db.geometry();
     let max = opts.max_pieces.unwrap_or(db.max_pieces());
     if max > db.max_pieces() {
@@ -236,23 +353,69 @@ pub fn export(
             }
         }
     }
+    let mut progress = checkpoint.start(max, opts.lines_per_file, reporter);
+    let retro_from = if progress.retrograde_done { Vec::new() } else { std::mem::take(&mut progress.consumed) };
     let mut cursors = Vec::new();
-    for p in index.phases() {
+    for (k, p) in index.phases().iter().enumerate() {
         let values = db.values(p.phase()).ok_or_else(|| Error::MissingDatabase {
             path: db.path().to_path_buf(),
             phase: p.phase().to_string(),
             max_pieces: p.phase().pieces(),
         })?;
-        cursors.push(Cursor::new(db, p, values));
+        cursors.push(Cursor::new(db, p, values, retro_from.get(k).copied().unwrap_or(0)));
     }
     let total = index.len();
+    let (done, written) = if progress.retrograde_done {
+        (progress.retrograde_files.clone(), total)
+    } else {
+        let (done, written) = export_retrograde(db, max, opts, out, &mut cursors, &progress, checkpoint, reporter)?;
+        progress.retrograde_files = done.clone();
+        progress.retrograde_done = true;
+        checkpoint.save(&progress)?;
+        (done, written)
+    };
+    if written != total {
+        return Err(crate::error::corrupt(db.path(), format!("{written} positions read, the phases hold {total}")));
+    }
+    let bfs_files = match (db.first_depths()?, db.bfs()?) {
+        (Some(f), _) => {
+            let from = (std::mem::take(&mut progress.bfs_files), std::mem::take(&mut progress.consumed));
+            let mut file_done = |files: &[ExportedFile], consumed: Vec<u64>| {
+                checkpoint.file_done(|| ExportProgress { bfs_files: files.to_vec(), consumed, ..progress.clone() })
+            };
+            export_bfs_by_positions(f, max, opts.lines_per_file, out, reporter, from, &mut file_done)?
+        }
+        (None, Some(b)) => export_bfs(geom, b, max, opts.lines_per_file, out, reporter)?,
+        (None, None) => Vec::new(),
+    };
+    let digest = set_digest(bfs_files.iter().chain(&done).map(|f| f.sha256.as_str()));
+    Ok(ExportSummary { max_pieces: max, positions: total, bfs_files, retrograde_files: done, digest })
+}
+
+/// The retrograde files of an export, from `cursors` on (the files of `progress` done):
+/// the files in order and the positions of all of them.
+#[allow(clippy::too_many_arguments)]
+fn export_retrograde(
+    db: &Database,
+    max: u32,
+    opts: &ExportOptions,
+    out: Option<&Path>,
+    cursors: &mut [Cursor<'_>],
+    progress: &ExportProgress,
+    checkpoint: &mut ExportCheckpoint,
+    reporter: &dyn Reporter,
+) -> Result<(Vec<ExportedFile>, u64), Error> {
+    let geom = db.geometry();
+    let total: u64 = cursors.iter().map(|c| c.phase.len()).sum();
+    let before: u64 = cursors.iter().map(Cursor::consumed).sum();
     reporter.begin(&format!("export {max} pieces"), total);
+    reporter.advance(before);
     // A writer thread writes and hashes one batch while the next is merged and formatted.
     let (tx, rx) = std::sync::mpsc::sync_channel::<Message>(2);
     let out_dir = out.map(Path::to_path_buf);
     let (produced, done) = std::thread::scope(|scope| {
         let writer = scope.spawn(move || {
-            let mut output = Output { dir: out_dir, current: None, done: Vec::new() };
+            let mut output = Output { dir: out_dir, current: None, done: progress.retrograde_files.clone() };
             for m in rx {
                 match m {
                     Message::Open(name) => output.open(name)?,
@@ -261,13 +424,21 @@ pub fn export(
                             output.write(&t, lines)?;
                         }
                     }
-                    Message::Close => output.close()?,
+                    Message::Close(consumed) => {
+                        output.close()?;
+                        checkpoint.file_done(|| ExportProgress {
+                            retrograde_files: output.done.clone(),
+                            consumed,
+                            ..progress.clone()
+                        })?;
+                    }
                 }
             }
             output.close()?;
             Ok::<_, Error>(output.done)
         });
-        let produced = produce(geom, db, max, opts.lines_per_file, &mut cursors, &tx, reporter);
+        let first_file = progress.retrograde_files.len() as u64;
+        let produced = produce(geom, db, max, opts.lines_per_file, cursors, (first_file, before), &tx, reporter);
         drop(tx);
         let done =
             writer.join().unwrap_or_else(|_| Err(Error::InvalidArgument("the export writer thread failed".into())));
@@ -275,22 +446,11 @@ pub fn export(
     });
     reporter.end();
     // The writer's error first: it makes the producer's sends fail too.
-    let written = match (produced, done) {
-        (Ok(w), Ok(d)) => (w, d),
-        (_, Err(e)) => return Err(e),
-        (Err(e), _) => return Err(e),
-    };
-    let (written, done) = written;
-    if written != total {
-        return Err(crate::error::corrupt(db.path(), format!("{written} positions read, the phases hold {total}")));
+    match (produced, done) {
+        (Ok(w), Ok(d)) => Ok((d, w)),
+        (_, Err(e)) => Err(e),
+        (Err(e), _) => Err(e),
     }
-    let bfs_files = match (db.first_depths()?, db.bfs()?) {
-        (Some(f), _) => export_bfs_by_positions(f, max, opts.lines_per_file, out, reporter)?,
-        (None, Some(b)) => export_bfs(geom, b, max, opts.lines_per_file, out, reporter)?,
-        (None, None) => Vec::new(),
-    };
-    let digest = set_digest(bfs_files.iter().chain(&done).map(|f| f.sha256.as_str()));
-    Ok(ExportSummary { max_pieces: max, positions: total, bfs_files, retrograde_files: done, digest })
 }
 
 /// Write the published BFS files of a stored breadth-first search: one line per position
@@ -306,7 +466,7 @@ pub fn export_bfs(
     reporter: &dyn Reporter,
 ) -> Result<Vec<ExportedFile>, Error> {
     use crate::game::node::{key_code, key_index};
-    let mut lines = BfsLines::new(geom, max, lines_per_file, out);
+    let mut lines = BfsLines::new(geom, max, lines_per_file, out, Vec::new());
     let mut fields = [None::<u32>; 25];
     let mut current: Option<u64> = None;
     reporter.begin("export BFS", bfs.summary().nodes);
@@ -330,18 +490,26 @@ pub fn export_bfs(
     lines.finish()
 }
 
+/// Told at the end of every BFS file: the files so far and the positions of each phase in
+/// them.
+pub type FileDone<'a> = dyn FnMut(&[ExportedFile], Vec<u64>) -> Result<(), Error> + 'a;
+
 /// [`export_bfs`] from a search stored by positions (the first-depth file): the depths
 /// are decoded into memory (one byte per position of the game), the positions of every
 /// phase with at most `max` pieces that the search reached are merged by code, and each
 /// one's node depths are found from its predecessors' first depths
 /// ([`crate::store::first_depths::node_depths`]), in parallel batches. The same lines
-/// as from a node-list search of the same depth.
+/// as from a node-list search of the same depth. `from`: the files done and the
+/// positions of each phase in them, to go on after them (none and `[]` to begin);
+/// `file_done(files, positions)` is called at the end of every file.
 pub fn export_bfs_by_positions(
     depths: &crate::store::first_depths::FirstDepthFile,
     max: u32,
     lines_per_file: u64,
     out: Option<&Path>,
     reporter: &dyn Reporter,
+    (files, consumed): (Vec<ExportedFile>, Vec<u64>),
+    file_done: &mut FileDone<'_>,
 ) -> Result<Vec<ExportedFile>, Error> {
     use crate::store::first_depths::{NOT_REACHED, node_depths};
     let numbering = depths.numbering();
@@ -361,13 +529,18 @@ pub fn export_bfs_by_positions(
         let (start, p) = phases[k];
         (from..p.len()).find(|&i| all[(start + i) as usize] != NOT_REACHED).map(|i| (i, p.position_at(i)))
     };
-    let mut heads: Vec<Option<(u64, Position)>> = (0..phases.len()).map(|k| next_reached(k, 0)).collect();
-    let mut lines = BfsLines::new(geom, max, lines_per_file, out);
+    let mut heads: Vec<Option<(u64, Position)>> =
+        (0..phases.len()).map(|k| next_reached(k, consumed.get(k).copied().unwrap_or(0))).collect();
+    let lines_before: u64 = files.iter().map(|f| f.lines).sum();
+    let mut lines = BfsLines::new(geom, max, lines_per_file, out, files);
     reporter.begin("export BFS", depths.summary().reached());
+    reporter.advance(lines_before);
     let mut batch: Vec<Position> = Vec::with_capacity(BATCH);
     loop {
         batch.clear();
-        while batch.len() < BATCH {
+        // A batch ends at the end of a file at the latest, where the progress is kept.
+        let want = (BATCH as u64).min(lines_per_file - lines.in_file) as usize;
+        while batch.len() < want {
             let Some(k) =
                 (0..heads.len()).filter(|&k| heads[k].is_some()).min_by_key(|&k| heads[k].map(|h| h.1.code()))
             else {
@@ -384,6 +557,10 @@ pub fn export_bfs_by_positions(
             batch.par_iter().map(|p| node_depths(numbering, depths.summary(), p, None, at)).collect();
         for (p, f) in batch.iter().zip(&fields) {
             lines.position(p, f)?;
+        }
+        if lines.in_file == 0 {
+            let at = heads.iter().zip(&phases).map(|(h, (_, p))| h.as_ref().map_or(p.len(), |h| h.0)).collect();
+            file_done(&lines.output.done, at)?;
         }
         reporter.advance(batch.len() as u64);
     }
@@ -404,9 +581,17 @@ struct BfsLines<'a> {
 }
 
 impl<'a> BfsLines<'a> {
-    fn new(geom: &'a crate::game::Geometry, max: u32, lines_per_file: u64, out: Option<&Path>) -> BfsLines<'a> {
-        let output = Output { dir: out.map(Path::to_path_buf), current: None, done: Vec::new() };
-        BfsLines { geom, max, lines_per_file, output, in_file: 0, files: 0, text: String::new() }
+    /// The lines after the files `done`.
+    fn new(
+        geom: &'a crate::game::Geometry,
+        max: u32,
+        lines_per_file: u64,
+        out: Option<&Path>,
+        done: Vec<ExportedFile>,
+    ) -> BfsLines<'a> {
+        let files = done.len() as u64;
+        let output = Output { dir: out.map(Path::to_path_buf), current: None, done };
+        BfsLines { geom, max, lines_per_file, output, in_file: 0, files, text: String::new() }
     }
 
     /// The line of canonical position `pos` with its node depths.
@@ -461,24 +646,27 @@ enum Message {
     Open(String),
     /// Lines for the current file: text and its number of lines.
     Lines(Vec<(String, u64)>),
-    /// End the current file.
-    Close,
+    /// End the current file; the positions of each phase in the files so far.
+    Close(Vec<u64>),
 }
 
 /// Merge the phases by code, format the lines in parallel batches and send them to the
-/// writer, file by file. Returns the number of positions sent.
+/// writer, file by file, from file `files` on with `written` positions in the files
+/// before. Returns the number of positions sent and before.
+#[allow(clippy::too_many_arguments)]
 fn produce(
     geom: &crate::game::Geometry,
     db: &Database,
     max: u32,
     lines_per_file: u64,
     cursors: &mut [Cursor<'_>],
+    (mut files, mut written): (u64, u64),
     tx: &std::sync::mpsc::SyncSender<Message>,
     reporter: &dyn Reporter,
 ) -> Result<u64, Error> {
     let gone = || Error::InvalidArgument("the export writer stopped".into());
     let mut batch: Vec<(Position, u64)> = Vec::with_capacity(BATCH);
-    let (mut in_file, mut files, mut written) = (0u64, 0u64, 0u64);
+    let mut in_file = 0u64;
     let mut last: Option<u64> = None;
     loop {
         let want = (BATCH as u64).min(lines_per_file - in_file) as usize;
@@ -531,7 +719,7 @@ fn produce(
         in_file += batch.len() as u64;
         written += batch.len() as u64;
         if in_file == lines_per_file {
-            tx.send(Message::Close).map_err(|_| gone())?;
+            tx.send(Message::Close(cursors.iter().map(Cursor::consumed).collect())).map_err(|_| gone())?;
             in_file = 0;
         }
         reporter.advance(batch.len() as u64);
