@@ -470,6 +470,15 @@ fn a_digest_goes_on_from_its_checkpoint_after_a_crash() {
     let out = run(&with_ck, None);
     assert!(String::from_utf8_lossy(&out.stderr).contains("starting from the beginning"));
     assert_eq!(files(&out), plain);
+    // A checkpoint whose positions do not fit the phases: not used.
+    let out = run(&with_ck, Some(4));
+    assert_eq!(out.status.code(), None);
+    let mut saved: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&ck).unwrap()).unwrap();
+    saved["consumed"] = serde_json::json!([u64::MAX]);
+    std::fs::write(&ck, saved.to_string()).unwrap();
+    let out = run(&with_ck, None);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("starting from the beginning"));
+    assert_eq!(files(&out), plain);
     // Files and a checkpoint: refused by the command line.
     let out = Command::new(env!("CARGO_BIN_EXE_ostledb"))
         .args(["export", "--db", dbp, "--out", db.join("out").to_str().unwrap(), "--checkpoint", ckp])

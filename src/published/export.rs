@@ -354,6 +354,12 @@ pub fn export_with(
         }
     }
     let mut progress = checkpoint.start(max, opts.lines_per_file, reporter);
+    let lens: Vec<u64> = index.phases().iter().map(|p| p.len()).collect();
+    let c = &progress.consumed;
+    if !c.is_empty() && (c.len() != lens.len() || c.iter().zip(&lens).any(|(a, b)| a > b)) {
+        reporter.note("the checkpoint's positions do not fit this database's phases; starting from the beginning");
+        progress = ExportProgress { max_pieces: max, lines_per_file: opts.lines_per_file, ..ExportProgress::default() };
+    }
     let retro_from = if progress.retrograde_done { Vec::new() } else { std::mem::take(&mut progress.consumed) };
     let mut cursors = Vec::new();
     for (k, p) in index.phases().iter().enumerate() {
