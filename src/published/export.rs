@@ -108,22 +108,29 @@ impl ExportCheckpoint {
         Ok(ExportCheckpoint { file: Some(file), from })
     }
 
-    /// Where an export of `max` pieces in files of `lines_per_file` lines goes on from (a
-    /// new start for a checkpoint of another export, with a note).
-    fn start(&mut self, max: u32, lines_per_file: u64, reporter: &dyn Reporter) -> ExportProgress {
+    /// Where an export of `max` pieces in files of `lines_per_file` lines, over phases of
+    /// `lens` positions, goes on from (a new start, with a note, for a checkpoint of
+    /// another export or one whose positions do not fit the phases).
+    fn start(&mut self, max: u32, lines_per_file: u64, lens: &[u64], reporter: &dyn Reporter) -> ExportProgress {
         let fresh = ExportProgress { max_pieces: max, lines_per_file, ..ExportProgress::default() };
+        let fits = |c: &[u64]| c.is_empty() || (c.len() == lens.len() && c.iter().zip(lens).all(|(a, b)| a <= b));
         match self.from.take() {
-            Some(p) if p.max_pieces == max && p.lines_per_file == lines_per_file => {
+            Some(p) if p.max_pieces != max || p.lines_per_file != lines_per_file => {
+                reporter.note("the checkpoint is of an export of other phases; starting from the beginning");
+                fresh
+            }
+            Some(p) if !fits(&p.consumed) => {
+                reporter
+                    .note("the checkpoint's positions do not fit this database's phases; starting from the beginning");
+                fresh
+            }
+            Some(p) => {
                 reporter.note(&format!(
                     "the checkpoint: going on after {} retrograde and {} BFS files",
                     p.retrograde_files.len(),
                     p.bfs_files.len()
                 ));
                 p
-            }
-            Some(_) => {
-                reporter.note("the checkpoint is of an export of other phases; starting from the beginning");
-                fresh
             }
             None => fresh,
         }
@@ -353,13 +360,8 @@ pub fn export_with(
             }
         }
     }
-    let mut progress = checkpoint.start(max, opts.lines_per_file, reporter);
     let lens: Vec<u64> = index.phases().iter().map(|p| p.len()).collect();
-    let c = &progress.consumed;
-    if !c.is_empty() && (c.len() != lens.len() || c.iter().zip(&lens).any(|(a, b)| a > b)) {
-        reporter.note("the checkpoint's positions do not fit this database's phases; starting from the beginning");
-        progress = ExportProgress { max_pieces: max, lines_per_file: opts.lines_per_file, ..ExportProgress::default() };
-    }
+    let mut progress = checkpoint.start(max, opts.lines_per_file, &lens, reporter);
     let retro_from = if progress.retrograde_done { Vec::new() } else { std::mem::take(&mut progress.consumed) };
     let mut cursors = Vec::new();
     for (k, p) in index.phases().iter().enumerate() {
