@@ -18,7 +18,8 @@ use crate::error::{Error, FileKind, checksum_mismatch, corrupt, io};
 use crate::game::node::Convention;
 use crate::game::{Geometry, Phase};
 use crate::store::file::{
-    check_header, checksum, fault_point, le_u32, le_u64, open_existing, prefix, read_summed, rename_durably, temp_name,
+    check_header, checksum, decompress, fault_point, le_u32, le_u64, open_existing, prefix, read_summed,
+    rename_durably, temp_name,
 };
 
 /// The first 8 bytes of a BFS file.
@@ -349,6 +350,11 @@ impl BfsFile {
         checksum_mismatch(&self.path, FileKind::Bfs, "keys and depths", Some(b as u64), bytes)
     }
 
+    /// Forget the decoded block, so that the next read is cold.
+    pub fn drop_cache(&self) {
+        *self.cache.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
     fn block(&self, b: usize) -> Result<Vec<(u64, u8)>, Error> {
         let e = self.entries[b];
         let mut frame = vec![0u8; e.len as usize];
@@ -359,8 +365,7 @@ impl BfsFile {
         if !intact {
             return Err(self.block_mismatch(b, &e));
         }
-        let raw =
-            zstd::bulk::decompress(&frame, e.count as usize * 11 + 8).map_err(|_| bad("not a valid zstd frame"))?;
+        let raw = decompress(&frame, e.count as usize * 11 + 8).map_err(|_| bad("not a valid zstd frame"))?;
         let keys = decode(&raw, e.count as usize).ok_or_else(|| bad("its keys do not decode"))?;
         let depths = self.summary.layers.len();
         if keys[0].0 != e.first || keys.iter().any(|&(_, d)| d as usize >= depths) {

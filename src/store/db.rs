@@ -239,11 +239,18 @@ impl Database {
         Ok(self.first_depths.get().and_then(|f| f.as_ref()))
     }
 
-    /// Forget every decoded block and resolved record, so that the next read is cold
-    /// (the operating system's page cache is left as it is).
+    /// Forget every decoded block (of values, first depths and a stored search) and
+    /// resolved record, so that the next read is cold (the operating system's page cache
+    /// is left as it is).
     pub fn drop_caches(&self) {
         self.cache.clear();
         self.resolved.clear();
+        if let Some(Some(f)) = self.first_depths.get() {
+            f.drop_cache();
+        }
+        if let Some(Some(b)) = self.bfs.get() {
+            b.drop_cache();
+        }
     }
 
     /// The cache of decoded value blocks.

@@ -466,3 +466,19 @@ pub fn check_header(
     }
     Ok(())
 }
+
+/// Decompress one zstd frame of at most `capacity` bytes with this thread's
+/// decompression context, made once per thread (making one costs about as much as
+/// decoding a small block).
+pub fn decompress(frame: &[u8], capacity: usize) -> std::io::Result<Vec<u8>> {
+    thread_local! {
+        static CONTEXT: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { std::cell::RefCell::new(None) };
+    }
+    CONTEXT.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.is_none() {
+            *c = Some(zstd::bulk::Decompressor::new()?);
+        }
+        c.as_mut().expect("made above").decompress(frame, capacity)
+    })
+}

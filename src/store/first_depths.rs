@@ -28,7 +28,8 @@ use crate::game::node::{node_key, start_key};
 use crate::game::{Geometry, Phase, Position};
 use crate::index::GameNumbering;
 use crate::store::file::{
-    check_header, checksum, fault_point, le_u32, le_u64, open_existing, prefix, read_summed, rename_durably, temp_name,
+    check_header, checksum, decompress, fault_point, le_u32, le_u64, open_existing, prefix, read_summed,
+    rename_durably, temp_name,
 };
 
 /// The first 8 bytes of a first-depth file.
@@ -343,7 +344,7 @@ impl FirstDepthFile {
         let bad = |why: &str| {
             corrupt(&self.path, format!("block {b} (bytes {}..{}): {why}", e.offset, e.offset + e.len as u64))
         };
-        let raw = zstd::bulk::decompress(&frame, self.per_block as usize).map_err(|_| bad("not a valid zstd frame"))?;
+        let raw = decompress(&frame, self.per_block as usize).map_err(|_| bad("not a valid zstd frame"))?;
         let depths = self.summary.layers.len();
         if raw.len() != self.block_len(b) || raw.iter().any(|&d| d != NOT_REACHED && d as usize >= depths) {
             return Err(bad("its depths disagree with the header"));
@@ -364,6 +365,44 @@ impl FirstDepthFile {
         cache.insert(0, (b, block.clone()));
         cache.truncate(CACHED_BLOCKS);
         Ok(block)
+    }
+
+    /// Forget every decoded block, so that the next read is cold.
+    pub fn drop_cache(&self) {
+        self.cache.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    }
+
+    /// Decode, in parallel, the blocks holding the positions of these global numbers
+    /// that the cache lacks (as many as it keeps, at most), and keep them there: a node's
+    /// predecessors are a few dozen positions in as many blocks, which its depth would
+    /// otherwise read one after another. Nothing is done on one thread or for fewer than
+    /// two missing blocks; errors are left for the reads that follow to report.
+    fn read_ahead(&self, globals: &[u64]) {
+        if rayon::current_num_threads() < 2 {
+            return;
+        }
+        let per = self.per_block as u64;
+        let mut missing: Vec<usize> =
+            globals.iter().filter(|&&g| g < self.summary.positions).map(|&g| (g / per) as usize).collect();
+        missing.sort_unstable();
+        missing.dedup();
+        {
+            let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+            missing.retain(|b| !cache.iter().any(|(cb, _)| cb == b));
+        }
+        missing.truncate(CACHED_BLOCKS);
+        if missing.len() < 2 {
+            return;
+        }
+        let decoded: Vec<(usize, Arc<Vec<u8>>)> =
+            missing.par_iter().filter_map(|&b| self.read_block(b).ok().map(|d| (b, Arc::new(d)))).collect();
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        for (b, d) in decoded {
+            if !cache.iter().any(|(cb, _)| *cb == b) {
+                cache.insert(0, (b, d));
+            }
+        }
+        cache.truncate(CACHED_BLOCKS);
     }
 
     /// The depth of the first node of the position with global number `g`, `None` when
@@ -388,12 +427,20 @@ impl FirstDepthFile {
 
     /// The depth of node `(canon, j)` (`canon` a canonical position, `j` its published
     /// node index), `None` when it was not reached within the searched depths: see
-    /// [`node_depths`].
+    /// [`node_depths`]. The blocks of its predecessors, and that of `canon` itself (whose
+    /// [`FirstDepthFile::position_depth`] a caller most often asks for too), are read
+    /// ahead in parallel.
     pub fn node_depth(&self, canon: &Position, j: usize) -> Result<Option<u32>, Error> {
         let mut err = None;
         if j >= 25 {
             return Ok(None);
         }
+        let mut wanted: Vec<u64> = self.numbering.global_of(canon).map(|(g, _)| g).into_iter().collect();
+        node_depths(&self.numbering, &self.summary, canon, Some(j), |g| {
+            wanted.push(g);
+            None
+        });
+        self.read_ahead(&wanted);
         let depths = node_depths(&self.numbering, &self.summary, canon, Some(j), |g| match self.depth_at(g) {
             Ok(d) => d,
             Err(e) => {

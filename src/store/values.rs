@@ -61,8 +61,8 @@ use crate::record::value::win;
 use crate::record::{Packed, PhaseValues, Val};
 use crate::store::cache::{BlockCache, Decoded, default_budget};
 use crate::store::file::{
-    check_header, checksum, ends_with_checksum, fault_point, header_version, le_u32, le_u64, open_regular, prefix,
-    rename_durably, temp_name,
+    check_header, checksum, decompress, ends_with_checksum, fault_point, header_version, le_u32, le_u64, open_regular,
+    prefix, rename_durably, temp_name,
 };
 use crate::store::value_model::{Counts, Model};
 
@@ -1302,22 +1302,6 @@ impl ValueFile {
         }
         Ok(self.bytes)
     }
-}
-
-/// Decompress one zstd frame of at most `capacity` bytes with this thread's
-/// decompression context, made once per thread (making one costs about as much as
-/// decoding a small block).
-fn decompress(frame: &[u8], capacity: usize) -> std::io::Result<Vec<u8>> {
-    thread_local! {
-        static CONTEXT: RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { RefCell::new(None) };
-    }
-    CONTEXT.with(|c| {
-        let mut c = c.borrow_mut();
-        if c.is_none() {
-            *c = Some(zstd::bulk::Decompressor::new()?);
-        }
-        c.as_mut().expect("made above").decompress(frame, capacity)
-    })
 }
 
 /// The records of a value file in index order, read a block at a time (immediate wins
