@@ -400,12 +400,14 @@ impl Database {
         self.resolved_record(pos, phase, idx, raw)
     }
 
-    /// Decode, in parallel, the value blocks holding these positions that the block cache
-    /// lacks, and keep them there: a cold `analyse` reads one block per child (and per
-    /// grandchild of a child whose loss is elided), one after another, so on 2 cores
+    /// Decode, in parallel, the zstd value blocks holding these positions that the block
+    /// cache lacks, and keep them there: a cold `analyse` reads one block per child (and
+    /// per grandchild of a child whose loss is elided), one after another, so on 2 cores
     /// this about halves its wait. Nothing is done on one thread, for fewer than two
-    /// missing blocks, or when the cache is too small to keep what is decoded (it would
-    /// be decoded twice). Errors are left for the reads that follow to report.
+    /// missing blocks, when the cache is too small to keep what is decoded (it would be
+    /// decoded twice), or for coded streams, which decode faster than a thread wakes
+    /// ([`ValueFile::worth_decoding_ahead`]). Errors are left for the reads that follow
+    /// to report.
     fn decode_ahead(&self, located: &[(Phase, u64)]) {
         if located.len() < 2 || !self.decodes_ahead() {
             return;
@@ -416,6 +418,9 @@ impl Database {
             .iter()
             .filter_map(|&(ph, idx)| {
                 let values = &self.slot(ph).ok()?.values;
+                if !values.worth_decoding_ahead() {
+                    return None;
+                }
                 let k = values.block_positions() as u64;
                 let (b, i) = (u32::try_from(idx / k).ok()?, (idx % k) as usize);
                 (!values.covers(b, i)).then_some((ph, b, i))
@@ -434,10 +439,12 @@ impl Database {
         });
     }
 
-    /// True when [`Database::decode_ahead`] may decode anything: two threads at least
-    /// and a cache large enough to keep what it decodes.
+    /// True when [`Database::decode_ahead`] may decode anything: two threads at least,
+    /// a cache large enough to keep what it decodes, and a phase of zstd blocks.
     fn decodes_ahead(&self) -> bool {
-        self.cache.budget() >= DECODE_AHEAD_MIN_CACHE && rayon::current_num_threads() >= 2
+        self.cache.budget() >= DECODE_AHEAD_MIN_CACHE
+            && rayon::current_num_threads() >= 2
+            && self.slots.values().any(|s| s.values.worth_decoding_ahead())
     }
 
     /// Decode ahead, in one go, the blocks of the children of every one of `children`

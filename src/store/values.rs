@@ -1212,6 +1212,17 @@ impl ValueFile {
         })
     }
 
+    /// True if a read of a block missing from the cache is worth handing to another
+    /// thread before it is needed: a zstd block (v1-v3), whose decompression takes tens
+    /// to hundreds of microseconds. A coded stream (v4, v5) decodes in a few
+    /// microseconds, less than waking a thread and waiting for it costs: on (5,4)+(4,5)
+    /// (v5) a cold `analyse` took 77-91 us at p50 decoding where it reads, 109-145 us
+    /// decoding its children's streams ahead on two threads (ARCHITECTURE.md, "Value
+    /// file v5").
+    pub fn worth_decoding_ahead(&self) -> bool {
+        matches!(self.layout, Layout::Zstd(_))
+    }
+
     /// Where block `b` must be decoded to for a read of its position `i`: a coded (v4)
     /// block to `i` (a cold read rarely comes back to a block; decoding on to the end of
     /// the 64 positions holding `i` measured 11% slower on 5,000 boards of (4,4) in blocks of 256), a zstd
