@@ -47,7 +47,7 @@ fn solved_db(name: &str) -> PathBuf {
 
 fn export_to(db: &Path, out: Option<&Path>) -> ExportSummary {
     let db = Database::open(db).expect("open");
-    let opts = ExportOptions { max_pieces: None, lines_per_file: LINES };
+    let opts = ExportOptions { max_pieces: None, lines_per_file: LINES, records_dir: None };
     export(&db, &opts, out, &Silent).expect("export")
 }
 
@@ -94,7 +94,8 @@ fn export_import_export_is_byte_identical() {
         }
     }
     // Exporting into a directory that already holds such files is refused.
-    let again = export(&d1, &ExportOptions { max_pieces: None, lines_per_file: LINES }, Some(&a), &Silent);
+    let again =
+        export(&d1, &ExportOptions { max_pieces: None, lines_per_file: LINES, records_dir: None }, Some(&a), &Silent);
     assert!(matches!(again, Err(Error::InvalidArgument(_))), "{again:?}");
     // Importing over an existing database is refused.
     assert!(import(&geom(), &a, &db2, &pack_opts(), &Silent).is_err());
@@ -413,33 +414,90 @@ fn bfs_files_by_positions_equal_those_of_the_node_lists() {
 /// of a digest in one go, through the retrograde files and then the BFS files (from first
 /// depths); the file is removed at the end. A checkpoint of another export's phases is
 /// not used; `--checkpoint` without `--digest` is refused.
+/// `ostledb export --digest --json` of the database `db` in files of [`LINES`] lines,
+/// with `extra` arguments, crashed at write step `fault` if given.
+fn run_digest(db: &Path, extra: &[&str], fault: Option<u64>) -> std::process::Output {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_ostledb"));
+    c.args(["export", "--digest", "--json", "--db", db.to_str().unwrap(), "--lines-per-file", &LINES.to_string()]);
+    c.args(extra);
+    if let Some(n) = fault {
+        c.env("OSTLEDB_FAULT", format!("{n}:abort"));
+    }
+    c.stdin(std::process::Stdio::null()).output().unwrap()
+}
+
+/// What a successful [`run_digest`] printed: digest, positions, BFS and retrograde files.
+fn digest_files(out: &std::process::Output) -> serde_json::Value {
+    assert!(out.status.success(), "{:?}: {}", out.status, String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    serde_json::json!([v["digest"], v["positions"], v["bfs_files"], v["retrograde_files"]])
+}
+
+#[test]
+fn a_digest_from_records_resolved_by_groups_equals_the_plain_one_and_survives_crashes() {
+    let db = solved_db("digest-records");
+    let (ck, records) = (db.with_extension("ckpt"), db.with_extension("ckpt.records"));
+    let ckp = ck.to_str().unwrap();
+    let run = |extra: &[&str], fault: Option<u64>| run_digest(&db, extra, fault);
+    let phases = Database::open(&db).unwrap().index().phases().len();
+    let files = digest_files;
+    let plain = files(&run(&["--quiet"], None));
+    // Into a directory of one's own: the same digest, and the directory is removed.
+    let dir = db.with_extension("records");
+    assert_eq!(files(&run(&["--records-dir", dir.to_str().unwrap()], None)), plain);
+    assert!(!dir.exists(), "the scratch files are removed when the retrograde files are done");
+    // Beside the checkpoint by default; a crash at each of its write steps (create and
+    // rename of each phase's file, then the checkpoint's saves), then a run to the end.
+    let with_ck = ["--checkpoint", ckp, "--checkpoint-minutes", "0"];
+    for step in 1..=2 * phases as u64 + 1 {
+        let _ = std::fs::remove_file(&ck);
+        let _ = std::fs::remove_dir_all(&records);
+        let out = run(&with_ck, Some(step));
+        assert_eq!(out.status.code(), None, "step {step}: {}", String::from_utf8_lossy(&out.stderr));
+        let kept = std::fs::read_dir(&records)
+            .map_or(0, |d| d.flatten().filter(|e| e.path().extension().is_some_and(|x| x == "u32")).count());
+        let out = run(&with_ck, None);
+        let notes = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(files(&out), plain, "step {step}");
+        assert_eq!(kept > 0, notes.contains("kept from a run before"), "step {step}: {notes}");
+        assert!(!records.exists() && !ck.exists(), "step {step}: removed once the digest is done");
+    }
+    // A damaged or foreign scratch file is written again, never read.
+    let _ = std::fs::remove_dir_all(&records);
+    let out = run(&with_ck, Some(2 * phases as u64 + 1));
+    assert_eq!(out.status.code(), None);
+    let mut damaged = 0;
+    for e in std::fs::read_dir(&records).unwrap().flatten() {
+        let mut bytes = std::fs::read(e.path()).unwrap();
+        let at = if damaged == 0 { bytes.len() - 1 } else { 9 };
+        bytes[at] ^= 1;
+        std::fs::write(e.path(), bytes).unwrap();
+        damaged += 1;
+    }
+    assert_eq!(damaged, phases);
+    let out = run(&with_ck, None);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("written again"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(files(&out), plain);
+    let _ = std::fs::remove_dir_all(&db);
+}
+
 #[test]
 fn a_digest_goes_on_from_its_checkpoint_after_a_crash() {
-    use std::process::{Command, Stdio};
+    use std::process::Command;
 
     use ostledb::solve::bfs_positions::{bfs_first_depths, store_first_depths};
     let db = solved_db("digest-checkpoint");
     let (report, depths) = bfs_first_depths(&geom(), true, 200, &Silent).unwrap();
     store_first_depths(&db, &report, &depths).unwrap();
     let ck = db.with_extension("ckpt");
-    let (dbp, ckp, lines) = (db.to_str().unwrap(), ck.to_str().unwrap(), LINES.to_string());
-    let run = |extra: &[&str], fault: Option<u64>| {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_ostledb"));
-        c.args(["export", "--digest", "--json", "--db", dbp, "--lines-per-file", &lines]).args(extra);
-        if let Some(n) = fault {
-            c.env("OSTLEDB_FAULT", format!("{n}:abort"));
-        }
-        c.stdin(Stdio::null()).output().unwrap()
-    };
-    let files = |out: &std::process::Output| -> serde_json::Value {
-        assert!(out.status.success(), "{:?}: {}", out.status, String::from_utf8_lossy(&out.stderr));
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        serde_json::json!([v["digest"], v["positions"], v["bfs_files"], v["retrograde_files"]])
-    };
+    let ckp = ck.to_str().unwrap();
+    let run = |extra: &[&str], fault: Option<u64>| run_digest(&db, extra, fault);
+    let files = digest_files;
     let plain = files(&run(&["--quiet"], None));
     let (retro, bfs) = (plain[3].as_array().unwrap().len(), plain[2].as_array().unwrap().len());
     assert!(retro > 3 && bfs > 3, "{plain}");
-    let with_ck = ["--checkpoint", ckp, "--checkpoint-minutes", "0"];
+    // (No scratch files of resolved records: their writes are the next test's.)
+    let with_ck = ["--checkpoint", ckp, "--checkpoint-minutes", "0", "--no-records"];
     let mut crashed = 0;
     // Three write steps a save (create, write, rename): crashed as it begins each save,
     // the file holds the save before.
@@ -481,7 +539,7 @@ fn a_digest_goes_on_from_its_checkpoint_after_a_crash() {
     assert_eq!(files(&out), plain);
     // Files and a checkpoint: refused by the command line.
     let out = Command::new(env!("CARGO_BIN_EXE_ostledb"))
-        .args(["export", "--db", dbp, "--out", db.join("out").to_str().unwrap(), "--checkpoint", ckp])
+        .args(["export", "--db", db.to_str().unwrap(), "--out", db.join("out").to_str().unwrap(), "--checkpoint", ckp])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));

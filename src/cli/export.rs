@@ -55,6 +55,18 @@ pub struct ExportArgs {
     /// With --checkpoint: save at most this often, in minutes (0: after every file).
     #[arg(long, default_value_t = 1, value_name = "MINUTES", requires = "checkpoint")]
     pub checkpoint_minutes: u64,
+    /// Resolve the elided loss distances a phase group at a time first (as stats and
+    /// verify --deep do: up to 8.2 GB of memory for the whole game), into scratch files in
+    /// DIR, 4 bytes per position (10.9 GB for the whole game), removed when the retrograde
+    /// files are done; files a killed run left whole are kept. Without it each loss is
+    /// resolved by a search as its line is made, one random read per child. Default: with
+    /// --checkpoint FILE, FILE.records; else none.
+    #[arg(long, value_name = "DIR")]
+    pub records_dir: Option<PathBuf>,
+    /// No scratch files, even with --checkpoint: each loss is resolved as its line is made
+    /// (less memory and no disk, several times slower on the whole game).
+    #[arg(long, conflicts_with = "records_dir")]
+    pub no_records: bool,
     /// Lines per file (the published format has 1,000,000; smaller only to test the
     /// splitting into files on small boards).
     #[arg(long, hide = true, default_value_t = crate::published::LINES_PER_FILE,
@@ -83,7 +95,14 @@ pub fn run(args: ExportArgs) -> Result<(), Error> {
         reporter
             .note("the database stores no BFS (`ostledb bfs --store` adds one): only retrograde files are exported");
     }
-    let opts = ExportOptions { max_pieces: args.max_pieces, lines_per_file: args.lines_per_file };
+    let records_dir = args.records_dir.clone().filter(|_| !args.no_records).or_else(|| {
+        args.checkpoint.as_ref().filter(|_| !args.no_records).map(|c| {
+            let mut name = c.as_os_str().to_os_string();
+            name.push(".records");
+            PathBuf::from(name)
+        })
+    });
+    let opts = ExportOptions { max_pieces: args.max_pieces, lines_per_file: args.lines_per_file, records_dir };
     let out = (!args.digest).then_some(args.out.as_path());
     let mut checkpoint = match &args.checkpoint {
         Some(path) => {

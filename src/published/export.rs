@@ -15,6 +15,7 @@ use crate::game::Position;
 use crate::game::notation::code_to_base64;
 use crate::index::{GameIndex, PhaseIndex};
 use crate::progress::Reporter;
+use crate::published::resolved::ResolvedRecords;
 use crate::published::{FileDigest, Kind, LINES_PER_FILE, file_name, parse_file_name, set_digest, write_line};
 use crate::record::Packed;
 use crate::store::Database;
@@ -30,11 +31,17 @@ pub struct ExportOptions {
     /// Lines per file: [`LINES_PER_FILE`] for the published format (smaller values only
     /// to test the file splitting on small boards).
     pub lines_per_file: u64,
+    /// Resolve the elided losses of every phase a phase group at a time first, into
+    /// scratch files in this directory (4 bytes per position, [`ResolvedRecords`]; files
+    /// left whole by a killed run are kept), instead of by a search per position as its
+    /// line is made. The files are removed when the retrograde files are done. `None`:
+    /// no scratch files.
+    pub records_dir: Option<PathBuf>,
 }
 
 impl Default for ExportOptions {
     fn default() -> ExportOptions {
-        ExportOptions { max_pieces: None, lines_per_file: LINES_PER_FILE }
+        ExportOptions { max_pieces: None, lines_per_file: LINES_PER_FILE, records_dir: None }
     }
 }
 
@@ -170,6 +177,8 @@ struct Cursor<'a> {
     db: &'a Database,
     phase: &'a PhaseIndex,
     values: &'a ValueFile,
+    /// The phase's records resolved before, read instead of the value file.
+    resolved: Option<&'a ResolvedRecords>,
     next_block: u32,
     /// The index of the window's first position.
     first: u64,
@@ -183,12 +192,19 @@ struct Cursor<'a> {
 
 impl<'a> Cursor<'a> {
     /// The cursor of `phase` at position `start`.
-    fn new(db: &'a Database, phase: &'a PhaseIndex, values: &'a ValueFile, start: u64) -> Cursor<'a> {
+    fn new(
+        db: &'a Database,
+        phase: &'a PhaseIndex,
+        values: &'a ValueFile,
+        resolved: Option<&'a ResolvedRecords>,
+        start: u64,
+    ) -> Cursor<'a> {
         let per = values.block_positions() as u64;
         Cursor {
             db,
             phase,
             values,
+            resolved,
             next_block: (start / per) as u32,
             first: start - start % per,
             skip: (start % per) as usize,
@@ -224,19 +240,24 @@ impl<'a> Cursor<'a> {
             return Ok(());
         }
         let end = (self.next_block as u64 + LOOKAHEAD.div_ceil(per)).min(blocks as u64) as u32;
-        let decoded: Vec<Result<Vec<u64>, Error>> =
-            (self.next_block..end).into_par_iter().map(|b| self.values.block(b)).collect();
-        for d in decoded {
-            self.records.extend_from_slice(&d?);
-        }
         let first = self.next_block as u64 * per;
+        if let Some(r) = self.resolved {
+            let n = (end as u64 * per).min(self.phase.len()) - first;
+            r.read(self.phase.phase(), first, &mut self.records, n as usize)?;
+        } else {
+            let decoded: Vec<Result<Vec<u64>, Error>> =
+                (self.next_block..end).into_par_iter().map(|b| self.values.block(b)).collect();
+            for d in decoded {
+                self.records.extend_from_slice(&d?);
+            }
+        }
         let phase = self.phase;
         self.positions = (0..self.records.len())
             .into_par_iter()
             .with_min_len(4096)
             .map(|i| phase.position_at(first + i as u64))
             .collect();
-        if self.values.elides_losses() {
+        if self.resolved.is_none() && self.values.elides_losses() {
             // Elided loss distances, by one ply of search each (in parallel).
             let db = self.db;
             self.records
@@ -363,14 +384,23 @@ pub fn export_with(
     let lens: Vec<u64> = index.phases().iter().map(|p| p.len()).collect();
     let mut progress = checkpoint.start(max, opts.lines_per_file, &lens, reporter);
     let retro_from = if progress.retrograde_done { Vec::new() } else { std::mem::take(&mut progress.consumed) };
-    let mut cursors = Vec::new();
-    for (k, p) in index.phases().iter().enumerate() {
-        let values = db.values(p.phase()).ok_or_else(|| Error::MissingDatabase {
+    let mut phase_values = Vec::new();
+    for p in index.phases() {
+        phase_values.push(db.values(p.phase()).ok_or_else(|| Error::MissingDatabase {
             path: db.path().to_path_buf(),
             phase: p.phase().to_string(),
             max_pieces: p.phase().pieces(),
-        })?;
-        cursors.push(Cursor::new(db, p, values, retro_from.get(k).copied().unwrap_or(0)));
+        })?);
+    }
+    let resolved = match &opts.records_dir {
+        Some(dir) if !progress.retrograde_done && phase_values.iter().any(|v| v.elides_losses()) => {
+            Some(ResolvedRecords::prepare(db, &index, dir, reporter)?)
+        }
+        _ => None,
+    };
+    let mut cursors = Vec::new();
+    for (k, (p, values)) in index.phases().iter().zip(phase_values).enumerate() {
+        cursors.push(Cursor::new(db, p, values, resolved.as_ref(), retro_from.get(k).copied().unwrap_or(0)));
     }
     let total = index.len();
     let (done, written) = if progress.retrograde_done {
@@ -382,6 +412,10 @@ pub fn export_with(
         checkpoint.save(&progress)?;
         (done, written)
     };
+    drop(cursors);
+    if let (Some(r), Some(dir)) = (resolved, &opts.records_dir) {
+        r.remove(dir, reporter);
+    }
     if written != total {
         return Err(crate::error::corrupt(db.path(), format!("{written} positions read, the phases hold {total}")));
     }

@@ -17,6 +17,7 @@
 
 pub mod export;
 pub mod import;
+pub mod resolved;
 
 use crate::game::Geometry;
 use crate::game::forbidden::unmoves_with_node_index;

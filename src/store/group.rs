@@ -109,6 +109,18 @@ impl CompactPhase {
         Ok(Some((CompactPhase { phase, words }, elided)))
     }
 
+    /// The records, a word each (bits 0..9 the base value code, 9..18 the special
+    /// value code, 18..23 the special move; [`CompactPhase::unpack`]).
+    pub fn words(&self) -> &[u32] {
+        &self.words
+    }
+
+    /// The packed record of a word of [`CompactPhase::words`].
+    #[inline]
+    pub fn unpack(w: u32) -> Packed {
+        Packed((w & 511) as u64 | ((w >> 9 & 511) as u64) << 16 | ((w >> 18 & 31) as u64) << 32)
+    }
+
     /// The base value codes (2 bytes per position).
     pub fn base_vals(&self) -> Vec<Val> {
         self.words.par_iter().map(|&w| (w & 511) as Val).collect()
@@ -121,8 +133,7 @@ impl HeldPhase for CompactPhase {
     }
     #[inline]
     fn packed(&self, idx: u64) -> Packed {
-        let w = self.words[idx as usize];
-        Packed((w & 511) as u64 | ((w >> 9 & 511) as u64) << 16 | ((w >> 18 & 31) as u64) << 32)
+        CompactPhase::unpack(self.words[idx as usize])
     }
     fn set(&mut self, idx: u64, r: Packed) -> bool {
         match CompactPhase::word(r) {
