@@ -65,7 +65,8 @@ impl ResolvedRecords {
         }
         let (geom, all) = (db.geometry(), db.index());
         let mut lower = Some(Vec::new());
-        for pieces in index.group_pieces() {
+        let groups = index.group_pieces();
+        for (k, &pieces) in groups.iter().enumerate() {
             let members: Vec<Phase> =
                 index.phases().iter().map(|p| p.phase()).filter(|p| p.pieces() == pieces).collect();
             if members.iter().all(|ph| whole.contains(ph)) {
@@ -80,7 +81,8 @@ impl ResolvedRecords {
                 let held = vals.phase(ph).expect("a phase of the group");
                 write(&file_name(dir, ph), id, held.words(), &format!("resolved records {ph}"), reporter)?;
             }
-            lower = Some(vals.into_base());
+            // The group's base values, for the next group (none after the last).
+            lower = (k + 1 < groups.len()).then(|| vals.into_base());
         }
         let mut files = Vec::new();
         for p in index.phases() {
