@@ -46,14 +46,15 @@ pub struct StoreArgs {
     #[arg(long, default_value_t = DEFAULT_LEVEL, value_parser = clap::value_parser!(i32).range(1..=22))]
     pub level: i32,
     /// Positions per value block (v5: per stream): a lookup decodes (part of) one.
-    /// Default: in v5, 128 in a phase of 2^28 positions or more and 256 in a smaller one
-    /// ((4,4): within 4.3% of v2's size); in v4, 256 and 1,024; 32,768 in v3. v4 takes at
+    /// Default: in v5, 128 in a phase of 2^30 positions or more ((5,5)), 64 in one of 2^28
+    /// or more ((5,4), (4,5)) and 256 in a smaller one ((4,4): within 4.3% of v2's size);
+    /// the whole game 981,167,798 bytes; in v4, 256 and 1,024; 32,768 in v3. v4 takes at
     /// most 8,192, v5 as many with all the streams of a block.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=MAX_BLOCK as i64))]
     pub block: Option<u32>,
     /// v5: streams per value block (1..=16), each of --block positions: a lookup reads
     /// one block (and checks its checksum) and decodes (part of) one of its streams; more
-    /// streams share one 6-byte index entry. Default: 8 in a phase of 2^28 positions or
+    /// streams share one 6-byte index entry. Default: 8 in a phase of 2^30 positions or
     /// more, 16 in a smaller one.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=MAX_STREAMS as i64))]
     pub streams: Option<u32>,

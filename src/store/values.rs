@@ -107,27 +107,36 @@ pub fn default_block(format: u32, count: u64) -> u32 {
     match format {
         4 if count >= LARGE_PHASE => DEFAULT_BLOCK_V4,
         4 => DEFAULT_BLOCK_V4_SMALL,
-        5 if count >= LARGE_PHASE => DEFAULT_STREAM_V5,
+        5 if count >= HUGE_PHASE => DEFAULT_STREAM_V5,
+        5 if count >= LARGE_PHASE => DEFAULT_STREAM_V5_LARGE,
         5 => DEFAULT_STREAM_V5_SMALL,
         _ => DEFAULT_BLOCK,
     }
 }
 
 /// Positions per stream of v5 unless asked otherwise, in a phase of at least
-/// [`LARGE_PHASE`] positions: a cold read decodes 64 positions on average, half as many
-/// as in v4, and (5,4)+(4,5) are 4.8% smaller than v4's blocks of 256 (ARCHITECTURE.md,
-/// "Value blocks").
+/// [`HUGE_PHASE`] positions ((5,5)): a cold read decodes 64 positions on average, half as
+/// many as in v4 (ARCHITECTURE.md, "Value blocks").
 pub const DEFAULT_STREAM_V5: u32 = 1 << 7;
+/// Phases of at least this many positions get [`DEFAULT_STREAM_V5`] in v5.
+pub const HUGE_PHASE: u64 = 1 << 30;
+/// Positions per stream of v5 unless asked otherwise, in a phase of [`LARGE_PHASE`] to
+/// [`HUGE_PHASE`] positions ((5,4) and (4,5)): a cold read decodes 32 positions on
+/// average; they are 9.4% larger than in streams of 128, which the whole game affords
+/// ((5,5) keeps 128: 981,167,798 bytes in all against v2's 986,873,033; ARCHITECTURE.md,
+/// "Coded streams decoded where they are read").
+pub const DEFAULT_STREAM_V5_LARGE: u32 = 1 << 6;
 /// Positions per stream of v5 unless asked otherwise, in a smaller phase ((4,4) on the
 /// 5x5 board): a quarter of what a read of v4's blocks of 1,024 decodes, within 4.3% of
 /// v2's size.
 pub const DEFAULT_STREAM_V5_SMALL: u32 = 1 << 8;
 
 /// Streams per block of v5 unless asked otherwise, for a `count`-position phase: 8 of
-/// 128 positions in a large phase, 16 of 256 in a smaller one. A read takes the whole
-/// block (a few hundred bytes) and checks its checksum, and decodes one stream.
+/// 128 positions in the largest phases, 16 of 64 in large ones, 16 of 256 in smaller
+/// ones. A read takes the whole block (a few hundred bytes) and checks its checksum, and
+/// decodes one stream.
 pub fn default_streams(count: u64) -> u32 {
-    if count >= LARGE_PHASE { 8 } else { 16 }
+    if count >= HUGE_PHASE { 8 } else { 16 }
 }
 /// The value file version written unless asked otherwise: v5 (v4's model, with several
 /// lean streams a block, so a read decodes half to a quarter as much for fewer bytes;
@@ -1495,8 +1504,12 @@ mod tests {
             [DEFAULT_BLOCK, DEFAULT_BLOCK_V4_SMALL, DEFAULT_BLOCK_V4]
         );
         assert_eq!(
-            [default_block(5, LARGE_PHASE - 1), default_block(5, LARGE_PHASE)],
-            [DEFAULT_STREAM_V5_SMALL, DEFAULT_STREAM_V5]
+            [default_block(5, LARGE_PHASE - 1), default_block(5, LARGE_PHASE), default_block(5, HUGE_PHASE)],
+            [DEFAULT_STREAM_V5_SMALL, DEFAULT_STREAM_V5_LARGE, DEFAULT_STREAM_V5]
+        );
+        assert_eq!(
+            [default_streams(LARGE_PHASE - 1), default_streams(LARGE_PHASE), default_streams(HUGE_PHASE)],
+            [16, 16, 8]
         );
         // Every byte of a file of a few blocks flipped: refused at open, by check, or by
         // the block read; any record read is the right one.
