@@ -95,13 +95,17 @@ pub fn run(args: ExportArgs) -> Result<(), Error> {
         reporter
             .note("the database stores no BFS (`ostledb bfs --store` adds one): only retrograde files are exported");
     }
-    let records_dir = args.records_dir.clone().filter(|_| !args.no_records).or_else(|| {
-        args.checkpoint.as_ref().filter(|_| !args.no_records).map(|c| {
+    // (clap refuses --records-dir with --no-records.)
+    let records_dir = match (&args.records_dir, &args.checkpoint) {
+        _ if args.no_records => None,
+        (Some(dir), _) => Some(dir.clone()),
+        (None, Some(c)) => {
             let mut name = c.as_os_str().to_os_string();
             name.push(".records");
-            PathBuf::from(name)
-        })
-    });
+            Some(PathBuf::from(name))
+        }
+        (None, None) => None,
+    };
     let opts = ExportOptions { max_pieces: args.max_pieces, lines_per_file: args.lines_per_file, records_dir };
     let out = (!args.digest).then_some(args.out.as_path());
     let mut checkpoint = match &args.checkpoint {

@@ -413,8 +413,8 @@ pub fn export_with(
         (done, written)
     };
     drop(cursors);
-    if let (Some(r), Some(dir)) = (resolved, &opts.records_dir) {
-        r.remove(dir, reporter);
+    if let Some(r) = resolved {
+        r.remove(reporter);
     }
     if written != total {
         return Err(crate::error::corrupt(db.path(), format!("{written} positions read, the phases hold {total}")));

@@ -29,17 +29,18 @@ use crate::store::group::{CompactPhase, GroupValues};
 
 const MAGIC: &[u8; 8] = b"OSTLRECS";
 /// Bytes before the first word.
-pub const HEADER: u64 = 32;
+const HEADER: u64 = 32;
 /// Words written or checked at a time.
 const CHUNK: usize = 1 << 21;
 
 /// The file of `phase`'s resolved records in `dir`.
-pub fn file_name(dir: &Path, phase: Phase) -> PathBuf {
+fn file_name(dir: &Path, phase: Phase) -> PathBuf {
     dir.join(format!("records-{}-{}.u32", phase.player, phase.opponent))
 }
 
 /// The scratch files of the phases of an export, open for reading.
 pub struct ResolvedRecords {
+    dir: PathBuf,
     files: Vec<(Phase, File, PathBuf)>,
 }
 
@@ -90,19 +91,19 @@ impl ResolvedRecords {
             let f = File::open(&path).map_err(io(&path))?;
             files.push((p.phase(), f, path));
         }
-        Ok(ResolvedRecords { files })
+        Ok(ResolvedRecords { dir: dir.to_path_buf(), files })
     }
 
-    /// Remove the files (and `dir`, when nothing else is in it); a file that cannot be
-    /// removed is named in a note.
-    pub fn remove(self, dir: &Path, reporter: &dyn Reporter) {
+    /// Remove the files (and their directory, when nothing else is in it); a file that
+    /// cannot be removed is named in a note.
+    pub fn remove(self, reporter: &dyn Reporter) {
         for (_, f, path) in self.files {
             drop(f);
             if let Err(e) = std::fs::remove_file(&path) {
                 reporter.note(&format!("could not remove {}: {e}", path.display()));
             }
         }
-        let _ = std::fs::remove_dir(dir);
+        let _ = std::fs::remove_dir(&self.dir);
     }
 
     /// The records of positions `first..first + n` of `phase`, packed, into `out`.
