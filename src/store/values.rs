@@ -7,7 +7,8 @@
 //! (`store::value_model`): the whole game is 4.6% smaller than in v3, and a block is
 //! decoded only as far as a read needs (about 19 ns a position), so cold queries are
 //! about 3x faster. **v5** (the default) codes with the same model, but a block holds
-//! several *streams* (8 of 128 positions, 16 of 256 in a phase under [`LARGE_PHASE`]),
+//! several *streams* (8 of 128 positions from [`HUGE_PHASE`], 16 of 64 from
+//! [`LARGE_PHASE`], 16 of 256 in a smaller phase),
 //! each coded on its own and leanly (no starting state written), behind one index
 //! entry: a read decodes one stream, half to a quarter of what v4 decodes, and the
 //! shared index entry and lean streams make the file smaller. Readers see each stream
