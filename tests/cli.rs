@@ -846,6 +846,26 @@ fn bench_and_interesting_on_a_small_database() {
     assert_eq!(out.status.code(), Some(2));
     let out = ostledb(&["bench", "--db", db, "--backend", "nonsense", "--quiet"]);
     assert_eq!(out.status.code(), Some(2));
+    // Cold queries: each phase, then all of them, every call asked for timed, blocks
+    // decoded on each (no cache kept between calls), after the index's tables were built
+    // and the value pages mapped; the text form's header says how long those took.
+    let v = json_stdout(&["bench", "--db", db, "--cold", "25", "--cold-rounds", "2", "--quiet", "--json"]);
+    let rows = v["phases"].as_array().unwrap();
+    let (all, phases) = rows.split_last().unwrap();
+    assert!(all["phase"] == "all" && !phases.is_empty(), "{v}");
+    for p in rows {
+        let a = &p["analyse"];
+        let calls = if p["phase"] == "all" { 50 * phases.len() } else { 50 };
+        assert_eq!(a["calls"], calls, "{p}");
+        let (p50, p99, max) =
+            (a["p50_ns"].as_f64().unwrap(), a["p99_ns"].as_f64().unwrap(), a["max_ns"].as_f64().unwrap());
+        assert!(0.0 < p50 && p50 <= p99 && p99 <= max, "{p}");
+        assert!(p["blocks_per_call"].as_f64().unwrap() > 0.0, "{p}");
+    }
+    assert!(v["index_ready_seconds"].as_f64().unwrap() >= 0.0 && v["pages_mapped_seconds"].as_f64().unwrap() >= 0.0);
+    let out = ostledb(&["bench", "--db", db, "--cold", "5", "--cold-rounds", "1", "--quiet"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && text.contains("value pages mapped in") && text.contains("\nall "), "{text}");
 
     let v = json_stdout(&["interesting", "--db", db, "--list", "2", "--quiet", "--json"]);
     let phases = v["phases"].as_array().unwrap();

@@ -91,6 +91,10 @@ pub struct ColdLatency {
     /// Seconds from the start of the measurement until the index's tables of symmetric
     /// piece sets were all built (the database starts building them as it opens).
     pub index_ready_seconds: f64,
+    /// Seconds then spent mapping the value files' pages into the process
+    /// ([`Database::map_value_pages`], as `ostledb serve` does at start), so that the
+    /// calls measure decoding, not first touches of the file's pages.
+    pub pages_mapped_seconds: f64,
     /// Per phase, in the database's order, then `all`.
     pub phases: Vec<ColdPhase>,
 }
@@ -102,13 +106,17 @@ pub struct ColdLatency {
 /// One thread, one call at a time. Every round's answer must equal the first round's.
 /// The index's tables of symmetric piece sets are built first (a once-per-process cost
 /// that the database pays as it opens, [`crate::store::OpenOptions::prepare_index`]),
-/// so that the first calls do not wait for them.
+/// so that the first calls do not wait for them, and the value files' pages are mapped
+/// into the process ([`Database::map_value_pages`]), as `ostledb serve` does at start.
 pub fn measure_cold(db: &Database, per_phase: usize, rounds: usize, seed: u64) -> Result<ColdLatency, Error> {
     let t = std::time::Instant::now();
     for phase in db.index().phases() {
         phase.build_bitmaps();
     }
     let index_ready_seconds = t.elapsed().as_secs_f64();
+    let t = std::time::Instant::now();
+    db.map_value_pages();
+    let pages_mapped_seconds = t.elapsed().as_secs_f64();
     let mut rng = seed;
     let mut phases = Vec::new();
     let (mut all_ns, mut all_blocks) = (Vec::new(), 0usize);
@@ -148,7 +156,7 @@ pub fn measure_cold(db: &Database, per_phase: usize, rounds: usize, seed: u64) -
         analyse: Percentiles::of(all_ns),
         blocks_per_call: all_blocks as f64 / calls.max(1) as f64,
     });
-    Ok(ColdLatency { per_phase, rounds, index_ready_seconds, phases })
+    Ok(ColdLatency { per_phase, rounds, index_ready_seconds, pages_mapped_seconds, phases })
 }
 
 /// Time `n` single calls of each kind on random positions (random symmetric images,

@@ -48,9 +48,11 @@ Cold queries (--cold N): on any database, the whole game included (no index is b
 p99, max and mean in microseconds, and the value blocks decoded per call, per phase and
 over all phases. The operating system's page cache is not dropped (a block comes from
 memory once its file has been read, as in a server after its first minutes). The index's
-tables of symmetric piece sets are built first, once per process; the header says when
-they were ready (index_ready_seconds in --json). Every round's answers must equal the
-first round's.
+tables of symmetric piece sets are built first, once per process, and the value files'
+pages are mapped into the process, as `ostledb serve` does at start (else each call's
+first touches of the files' pages are page faults, 12-15% of a call on the whole game);
+the header says how long each took (index_ready_seconds, pages_mapped_seconds in
+--json). Every round's answers must equal the first round's.
 
 Key sets: uniformly random positions; the children (moves that remove nothing) of random
 positions, canonicalised: what the solver, verify --deep and query look up; consecutive
@@ -162,11 +164,12 @@ fn run_cold(args: &BenchArgs, n: usize) -> Result<(), Error> {
     }
     let mut out = format!(
         "database {}: cold analyse, {} positions per phase x {} rounds, caches emptied before each call; \
-         index tables ready after {:.2} s\n",
+         index tables ready after {:.2} s, value pages mapped in {:.2} s\n",
         args.common.db.display(),
         thousands(n as u64),
         report.rounds,
-        report.index_ready_seconds
+        report.index_ready_seconds,
+        report.pages_mapped_seconds
     );
     out.push_str(&format!(
         "{:<7} {:>15} {:>7} {:>9} {:>9} {:>10} {:>9} {:>12}\n",

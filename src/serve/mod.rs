@@ -77,12 +77,13 @@ impl Default for Limits {
 
 /// Make the database ready before clients ask. First each phase's key index builds what
 /// it would otherwise build on first use ([`crate::store::keys::KeyIndex::prepare`]: the
-/// `rank` backend's bitmaps), then the block cache is filled: the value blocks of each
+/// `rank` backend's bitmaps), then the value files' pages are mapped
+/// ([`Database::map_value_pages`]), then the block cache is filled: the value blocks of each
 /// phase in turn, in solving order, until the cache is nine-tenths full, every block is
 /// in, or `stop` is set. Returns the blocks decoded. A database whose blocks all fit
 /// in the cache (phase (4,4) in the default 512 MB) then answers every probe from memory;
-/// without this the first seconds of a server pay for bitmaps and decoding (a read and
-/// a decompression per block). `ostledb serve` runs it before it accepts
+/// without this the first seconds of a server pay for bitmaps, page faults and decoding
+/// (a read and a decompression per block). `ostledb serve` runs it before it accepts
 /// connections.
 pub fn warm(db: &Database, stop: &AtomicBool) -> Result<u64, Error> {
     let cache = db.cache();
@@ -92,6 +93,7 @@ pub fn warm(db: &Database, stop: &AtomicBool) -> Result<u64, Error> {
         }
         db.keys(phase)?.prepare();
     }
+    db.map_value_pages();
     let mut decoded = 0;
     for phase in db.index().phases().iter().map(|p| p.phase()) {
         let Some(values) = db.values(phase) else { continue };

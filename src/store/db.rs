@@ -239,6 +239,15 @@ impl Database {
         Ok(self.first_depths.get().and_then(|f| f.as_ref()))
     }
 
+    /// Map every value file's pages into this process now ([`ValueFile::map_pages`]), so
+    /// that no query waits on a page fault: `ostledb serve` does this at start, and
+    /// `bench --cold` before it measures.
+    pub fn map_value_pages(&self) {
+        for slot in self.slots.values() {
+            slot.values.map_pages();
+        }
+    }
+
     /// Forget every decoded block (of values, first depths and a stored search) and
     /// resolved record, so that the next read is cold (the operating system's page cache
     /// is left as it is).
@@ -409,6 +418,7 @@ impl Database {
     /// ([`ValueFile::worth_decoding_ahead`]). Errors are left for the reads that follow
     /// to report.
     fn decode_ahead(&self, located: &[(Phase, u64)]) {
+        self.prefetch(located);
         if located.len() < 2 || !self.decodes_ahead() {
             return;
         }
@@ -437,6 +447,24 @@ impl Database {
                 let _ = slot.values.decoded_to(b, i);
             }
         });
+    }
+
+    /// Ask the processor for the memory that reading `located` will touch first, phase
+    /// by phase ([`ValueFile::prefetch`]): what the reads of a coded file wait on.
+    fn prefetch(&self, located: &[(Phase, u64)]) {
+        if located.len() < 2 {
+            return;
+        }
+        let mut idxs = Vec::with_capacity(located.len());
+        let mut phases: Vec<Phase> = located.iter().map(|x| x.0).collect();
+        phases.sort_unstable_by_key(|p| (p.player, p.opponent));
+        phases.dedup();
+        for ph in phases {
+            let Ok(slot) = self.slot(ph) else { continue };
+            idxs.clear();
+            idxs.extend(located.iter().filter(|x| x.0 == ph).map(|x| x.1));
+            slot.values.prefetch(&idxs);
+        }
     }
 
     /// True when [`Database::decode_ahead`] may decode anything: two threads at least,
