@@ -52,7 +52,8 @@
 //! 2,735,147,685 positions: 10.94 GB of masks plus 1.03 GB of bitmaps, 11.97 GB = 11.15
 //! GiB (plus the index tables and the chunk flags, a few MB), first depths included.
 //! The arrays are allocated zeroed by the operating system, so
-//! pages never written stay unused: a shallow search touches a small part of them (the
+//! pages never written stay unused (a search to depth 13 or more asks for huge pages,
+//! [`HUGE_PAGES_FROM_DEPTH`], so there a page is 2 MB): a shallow search touches a small part of them (the
 //! 5x5 game to depth 8 stayed under 0.25 GB resident, the node-list search of the same
 //! test included), and the resident size grows toward the figures above as the search
 //! spreads over the game. [`search_bytes`] gives them for a
@@ -401,6 +402,14 @@ fn len_usize(n: u64) -> Result<usize, Error> {
     usize::try_from(n).map_err(|_| Error::InvalidArgument(format!("{n} positions do not fit this machine's memory")))
 }
 
+/// The least `max_depth` for which the search's arrays ask for huge pages. On the 5x5
+/// game (ARCHITECTURE.md, "The whole BFS by positions"): to depth 14, 246.5-254.2 s with
+/// them against 297.6-312.5 s without (1.17x-1.27x), 11.7 GB resident against 8.4 GB
+/// (the whole search ends with every page resident either way); to depth 8, 2.97 s and
+/// 1.98 GB against 1.21 s and 0.22 GB. From depth 13 on, a layer reaches tens of millions
+/// of positions, a few in nearly every 2 MB of the masks.
+const HUGE_PAGES_FROM_DEPTH: u32 = 13;
+
 /// The search's shared state.
 struct Search<'a> {
     geom: &'a Geometry,
@@ -432,6 +441,16 @@ fn search(
         dirty: zeroed::<AtomicU8>(words.div_ceil(CHUNK_WORDS), "a frontier bitmap")?,
     };
     let touched = zeroed::<AtomicU64>(words, "the positions touched in a layer")?;
+    // Every child sets a bit of its mask, the next frontier and the touched bitmap, at
+    // random over gigabytes: huge pages spare most of the page walks that costs (the
+    // solver's state array does the same). A shallow search touches few of the arrays'
+    // 2 MB pages and would make each of them resident whole, so only a deep one asks.
+    if max_depth >= HUGE_PAGES_FROM_DEPTH {
+        crate::sys::advise_huge_pages(&masks);
+        crate::sys::advise_huge_pages(&cur.words);
+        crate::sys::advise_huge_pages(&next.words);
+        crate::sys::advise_huge_pages(&touched);
+    }
     let s = Search { geom, universe, expand_checkmates, masks: &masks, touched: &touched };
     let phases = universe.phases();
 

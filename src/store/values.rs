@@ -1054,15 +1054,15 @@ impl ValueFile {
         for &idx in idxs.iter().filter(|&&i| i < self.count) {
             let s = stored(idx);
             let at = entries(s);
-            prefetch(&c.index[at.start]);
-            prefetch(&c.index[at.end - 1]);
-            prefetch(&c.starts[s / STRIDE]);
+            crate::sys::prefetch(&c.index[at.start]);
+            crate::sys::prefetch(&c.index[at.end - 1]);
+            crate::sys::prefetch(&c.starts[s / STRIDE]);
         }
         for &idx in idxs.iter().filter(|&&i| i < self.count) {
             let (start, end) = c.span(stored(idx));
             for at in (start..end.min(start + 256)).step_by(64) {
                 if let Some(b) = map.get(at as usize) {
-                    prefetch(b);
+                    crate::sys::prefetch(b);
                 }
             }
         }
@@ -1443,21 +1443,6 @@ pub fn load_base_raw(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> 
     let mut base = Vec::with_capacity(expect as usize);
     f.for_each_block(|_, c| base.extend(c.iter().map(|&r| Packed(r).base())))?;
     Ok(base)
-}
-
-/// A hint to the processor to fetch the cache line holding `x` (x86-64's `prefetcht0`;
-/// nothing elsewhere). It never faults and changes no value.
-#[inline(always)]
-fn prefetch<T>(x: &T) {
-    // SAFETY: SSE, which the instruction needs, is part of every x86-64 processor; a
-    // prefetch reads nothing the program sees and cannot fault (`x` is a live reference
-    // anyway).
-    #[cfg(target_arch = "x86_64")]
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>((x as *const T).cast())
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = x;
 }
 
 #[cfg(test)]
