@@ -51,13 +51,12 @@
 //! touched positions), 4.375 bytes; nothing per node. The whole 5x5 game has
 //! 2,735,147,685 positions: 10.94 GB of masks plus 1.03 GB of bitmaps, 11.97 GB = 11.15
 //! GiB (plus the index tables and the chunk flags, a few MB), first depths included.
-//! The arrays are allocated zeroed by the operating system, so
-//! pages never written stay unused (a search to depth 13 or more asks for huge pages,
-//! `HUGE_PAGES_FROM_DEPTH`, so there a page is 2 MB): a shallow search touches a small part of them (the
-//! 5x5 game to depth 8 stayed under 0.25 GB resident, the node-list search of the same
-//! test included), and the resident size grows toward the figures above as the search
-//! spreads over the game. [`search_bytes`] gives them for a
-//! board.
+//! The arrays are allocated zeroed by the operating system, so pages never written stay
+//! unused (a search to depth 13 or more asks for huge pages, `HUGE_PAGES_FROM_DEPTH`, so
+//! there a page is 2 MB): a shallow search touches a small part of them (the 5x5 game to
+//! depth 8 stayed under 0.25 GB resident, the node-list search of the same test
+//! included), and the resident size grows toward the figures above as the search spreads
+//! over the game. [`search_bytes`] gives them for a board.
 //!
 //! # Checkpoints
 //!

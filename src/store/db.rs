@@ -449,21 +449,33 @@ impl Database {
         });
     }
 
-    /// Ask the processor for the memory that reading `located` will touch first, phase
-    /// by phase ([`ValueFile::prefetch`]): what the reads of a coded file wait on.
+    /// Ask the processor for the memory that reading `located` will touch first: every
+    /// record's index entries, then (reading those) every record's first block bytes
+    /// ([`ValueFile::prefetch_index`], [`ValueFile::prefetch_block`]), what the reads of
+    /// a coded file wait on. Nothing when no phase's file [`ValueFile::prefetches`].
     fn prefetch(&self, located: &[(Phase, u64)]) {
-        if located.len() < 2 {
+        if located.len() < 2 || !self.slots.values().any(|s| s.values.prefetches()) {
             return;
         }
-        let mut idxs = Vec::with_capacity(located.len());
-        let mut phases: Vec<Phase> = located.iter().map(|x| x.0).collect();
-        phases.sort_unstable_by_key(|p| (p.player, p.opponent));
-        phases.dedup();
-        for ph in phases {
-            let Ok(slot) = self.slot(ph) else { continue };
-            idxs.clear();
-            idxs.extend(located.iter().filter(|x| x.0 == ph).map(|x| x.1));
-            slot.values.prefetch(&idxs);
+        // Children mostly lie in one or two phases: the last file found is kept.
+        let mut last: Option<(Phase, &ValueFile)> = None;
+        let mut file = |ph: Phase| match last {
+            Some((p, f)) if p == ph => Some(f),
+            _ => {
+                let f = &self.slot(ph).ok()?.values;
+                last = Some((ph, f));
+                Some(f)
+            }
+        };
+        for &(ph, idx) in located {
+            if let Some(f) = file(ph) {
+                f.prefetch_index(idx);
+            }
+        }
+        for &(ph, idx) in located {
+            if let Some(f) = file(ph) {
+                f.prefetch_block(idx);
+            }
         }
     }
 

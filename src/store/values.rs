@@ -756,11 +756,22 @@ impl CodedBlocks {
         le_u32(&self.index, ENTRY_LEN_V4 * b + 2)
     }
 
-    /// Block `b`'s bytes: `start..end` in the file.
+    /// Block `b`'s bytes: `start..end` in the file, from the start of block `b - b %
+    /// STRIDE` and the lengths of the blocks from there to `b`.
     fn span(&self, b: usize) -> (u64, u64) {
         let first = b - b % STRIDE;
         let start = self.starts[b / STRIDE] + (first..b).map(|k| self.len(k)).sum::<u64>();
         (start, start + self.len(b))
+    }
+
+    /// Ask the processor for the memory [`CodedBlocks::span`] of block `b` reads (its
+    /// entry of `starts` and the index entries of blocks `b - b % STRIDE ..= b`), without
+    /// waiting for it.
+    fn prefetch_span(&self, b: usize) {
+        let first = b - b % STRIDE;
+        crate::sys::prefetch(&self.starts[b / STRIDE]);
+        crate::sys::prefetch(&self.index[ENTRY_LEN_V4 * first]);
+        crate::sys::prefetch(&self.index[ENTRY_LEN_V4 * (b + 1) - 1]);
     }
 
     /// Stored blocks.
@@ -1040,32 +1051,52 @@ impl ValueFile {
         checksum_mismatch(&self.path, FileKind::Values, "values", Some(b as u64), Some((start, end)))
     }
 
-    /// Ask the processor to bring into its caches, without waiting, what reads of the
-    /// records at `idxs` (block `idx / block_positions`) will touch first in a coded file
-    /// that is mapped: each stored block's index entries, then its first bytes. A cold
-    /// read of a coded stream otherwise waits on memory twice before it decodes (the
-    /// entries, 0.2 MB to 9 MB of index, then the block in a file of up to 673 MB),
-    /// one read after another; asked for together, those waits overlap. Nothing for a
-    /// zstd file, a file read with `pread`, or a processor without the instruction.
-    pub fn prefetch(&self, idxs: &[u64]) {
-        let (Layout::Coded(c), Some(map)) = (&self.layout, &self.map) else { return };
-        let stored = |idx: u64| (idx / self.block as u64) as usize / c.streams;
-        let entries = |s: usize| (s - s % STRIDE) * ENTRY_LEN_V4..(s + 1) * ENTRY_LEN_V4;
-        for &idx in idxs.iter().filter(|&&i| i < self.count) {
-            let s = stored(idx);
-            let at = entries(s);
-            crate::sys::prefetch(&c.index[at.start]);
-            crate::sys::prefetch(&c.index[at.end - 1]);
-            crate::sys::prefetch(&c.starts[s / STRIDE]);
+    /// Ask the processor to bring into its caches, without waiting, what a read of the
+    /// record at `idx` will touch first in a coded file that is mapped, in two steps:
+    /// [`ValueFile::prefetch_index`] asks for its stored block's index entries, and
+    /// [`ValueFile::prefetch_block`], which reads those entries, for the block's first
+    /// bytes. A cold read of a coded stream otherwise waits on memory twice before it
+    /// decodes (the entries, 0.2 MB to 9 MB of index, then the block in a file of up to
+    /// 673 MB), one read after another; asked for together for all the reads to come
+    /// (all first steps, then all second ones), those waits overlap. Nothing for a zstd
+    /// file, a file read with `pread`, a record past the end, or a processor without the
+    /// instruction; [`ValueFile::prefetches`] says whether anything is done.
+    pub fn prefetch_index(&self, idx: u64) {
+        if let Some((c, _)) = self.prefetched(idx) {
+            c.prefetch_span(self.stored_block(c, idx));
         }
-        for &idx in idxs.iter().filter(|&&i| i < self.count) {
-            let (start, end) = c.span(stored(idx));
-            for at in (start..end.min(start + 256)).step_by(64) {
-                if let Some(b) = map.get(at as usize) {
-                    crate::sys::prefetch(b);
-                }
+    }
+
+    /// The second step of [`ValueFile::prefetch_index`]: the first 256 bytes of the
+    /// stored block holding the record at `idx`.
+    pub fn prefetch_block(&self, idx: u64) {
+        let Some((c, map)) = self.prefetched(idx) else { return };
+        let (start, end) = c.span(self.stored_block(c, idx));
+        for at in (start..end.min(start + 256)).step_by(64) {
+            if let Some(b) = map.get(at as usize) {
+                crate::sys::prefetch(b);
             }
         }
+    }
+
+    /// True when [`ValueFile::prefetch_index`] and [`ValueFile::prefetch_block`] do
+    /// anything: a coded file that is mapped.
+    pub fn prefetches(&self) -> bool {
+        matches!((&self.layout, &self.map), (Layout::Coded(_), Some(_)))
+    }
+
+    /// The coded blocks and the mapping of a file that [`ValueFile::prefetches`], for a
+    /// record `idx` it holds.
+    fn prefetched(&self, idx: u64) -> Option<(&CodedBlocks, &memmap2::Mmap)> {
+        match (&self.layout, &self.map) {
+            (Layout::Coded(c), Some(map)) if idx < self.count => Some((c, map)),
+            _ => None,
+        }
+    }
+
+    /// The stored block of a coded file that holds record `idx`.
+    fn stored_block(&self, c: &CodedBlocks, idx: u64) -> usize {
+        (idx / self.block as u64) as usize / c.streams
     }
 
     /// Fill this process's page tables for the whole mapped file now, from the operating
@@ -1494,7 +1525,11 @@ mod tests {
                 assert_eq!(s.blocks as u64, n.div_ceil(block as u64));
                 let f = ValueFile::open(&dir, &g, ph, n).unwrap();
                 f.map_pages();
-                f.prefetch(&(0..n + 2).collect::<Vec<_>>());
+                assert!(!f.prefetches(), "a zstd file has nothing to prefetch");
+                for i in 0..n + 2 {
+                    f.prefetch_index(i);
+                    f.prefetch_block(i);
+                }
                 for i in (0..n).rev() {
                     assert_eq!(f.record(i).unwrap(), vals.packed(i));
                 }
@@ -1529,7 +1564,12 @@ mod tests {
                     // Mapping the pages and prefetching (past the end too, the last stored
                     // block included) change no answer.
                     f.map_pages();
-                    f.prefetch(&(0..n + 2).rev().collect::<Vec<_>>());
+                    for i in (0..n + 2).rev() {
+                        f.prefetch_index(i);
+                    }
+                    for i in (0..n + 2).rev() {
+                        f.prefetch_block(i);
+                    }
                     for i in (0..n).rev() {
                         assert_eq!(f.record(i).unwrap(), want(i));
                     }
