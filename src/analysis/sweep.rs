@@ -91,8 +91,9 @@ pub fn fold_positions<A: Send + Default>(
     reporter.advance(start);
     let visit_chunk = |lo: u64, hi: u64| {
         let mut acc = A::default();
-        for i in lo..hi {
-            visit(&mut acc, &index.position_at(i), i);
+        // Each position made from the one before, not unranked anew.
+        for (i, pos) in (lo..).zip(index.positions(lo..hi)) {
+            visit(&mut acc, &pos, i);
         }
         reporter.advance(hi - lo);
         acc

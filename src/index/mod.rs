@@ -244,7 +244,26 @@ impl PhaseIndex {
     pub fn positions(&self, range: std::ops::Range<u64>) -> Positions<'_> {
         Positions { index: self, next: range.start, end: range.end.min(self.len()), step: None }
     }
+
+    /// The canonical positions with indices in `range` (cut at `len()`) with their
+    /// indices, in parallel: runs of 4,096 positions (`RUN`), each made by [`Self::positions`];
+    /// collected, they come in index order.
+    pub fn par_positions(
+        &self,
+        range: std::ops::Range<u64>,
+    ) -> impl rayon::iter::ParallelIterator<Item = (u64, Position)> + '_ {
+        use rayon::prelude::*;
+        let end = range.end.min(self.len());
+        (range.start..end)
+            .step_by(RUN as usize)
+            .collect::<Vec<u64>>()
+            .into_par_iter()
+            .flat_map_iter(move |a| (a..).zip(self.positions(a..(a + RUN).min(end))))
+    }
 }
+
+/// Positions per work item of [`PhaseIndex::par_positions`].
+const RUN: u64 = 1 << 12;
 
 /// The iterator of [`PhaseIndex::positions`].
 pub struct Positions<'a> {
@@ -650,6 +669,11 @@ mod tests {
                 let got: Vec<Position> = ph.positions(start..end).collect();
                 let want: Vec<Position> = (start..end.min(n)).map(|i| ph.position_at(i)).collect();
                 assert_eq!(got, want, "{:?} from {start}", ph.phase());
+                // In parallel runs, with their indices, collected in index order.
+                use rayon::prelude::*;
+                let par: Vec<(u64, Position)> = ph.par_positions(start..end).collect();
+                assert!(par.iter().map(|x| x.0).eq(start..end.min(n)), "{:?} from {start}", ph.phase());
+                assert!(par.iter().map(|x| x.1).eq(want.iter().copied()), "{:?} from {start}", ph.phase());
             }
         }
     }

@@ -13,7 +13,7 @@ use crate::analysis::sweep::CheckpointFile;
 use crate::error::{Error, io};
 use crate::game::Position;
 use crate::game::notation::code_to_base64;
-use crate::index::{GameIndex, PhaseIndex};
+use crate::index::{GameIndex, PhaseIndex, Positions};
 use crate::progress::Reporter;
 use crate::published::resolved::ResolvedRecords;
 use crate::published::{FileDigest, Kind, LINES_PER_FILE, file_name, parse_file_name, set_digest, write_line};
@@ -252,11 +252,7 @@ impl<'a> Cursor<'a> {
             }
         }
         let phase = self.phase;
-        self.positions = (0..self.records.len())
-            .into_par_iter()
-            .with_min_len(4096)
-            .map(|i| phase.position_at(first + i as u64))
-            .collect();
+        self.positions = phase.par_positions(first..first + self.records.len() as u64).map(|(_, p)| p).collect();
         if self.resolved.is_none() && self.values.elides_losses() {
             // Elided loss distances, by one ply of search each (in parallel).
             let db = self.db;
@@ -566,13 +562,29 @@ pub fn export_bfs_by_positions(
         .filter(|(_, p)| p.phase().pieces() <= max)
         .map(|(s, p)| (numbering.start(s), p))
         .collect();
-    // Per phase: the next reached index and its position.
-    let next_reached = |k: usize, from: u64| -> Option<(u64, Position)> {
+    // Per phase, its positions from where the export stands, and the index of the next
+    // one: a reached position right after the one before is made from it, one further
+    // away unranked anew.
+    let mut walks: Vec<(u64, Positions<'_>)> = phases
+        .iter()
+        .enumerate()
+        .map(|(k, &(_, p))| {
+            let from = consumed.get(k).copied().unwrap_or(0);
+            (from, p.positions(from..p.len()))
+        })
+        .collect();
+    // Per phase: its next reached index and position.
+    let mut next_reached = |k: usize| -> Option<(u64, Position)> {
         let (start, p) = phases[k];
-        (from..p.len()).find(|&i| all[(start + i) as usize] != NOT_REACHED).map(|i| (i, p.position_at(i)))
+        let (at, walk) = &mut walks[k];
+        let i = (*at..p.len()).find(|&i| all[(start + i) as usize] != NOT_REACHED)?;
+        if i != *at {
+            *walk = p.positions(i..p.len());
+        }
+        *at = i + 1;
+        walk.next().map(|pos| (i, pos))
     };
-    let mut heads: Vec<Option<(u64, Position)>> =
-        (0..phases.len()).map(|k| next_reached(k, consumed.get(k).copied().unwrap_or(0))).collect();
+    let mut heads: Vec<Option<(u64, Position)>> = (0..phases.len()).map(&mut next_reached).collect();
     let lines_before: u64 = files.iter().map(|f| f.lines).sum();
     let mut lines = BfsLines::new(geom, max, lines_per_file, out, files);
     reporter.begin("export BFS", depths.summary().reached());
@@ -588,9 +600,9 @@ pub fn export_bfs_by_positions(
             else {
                 break;
             };
-            let (i, pos) = heads[k].expect("chosen among the present");
+            let (_, pos) = heads[k].expect("chosen among the present");
             batch.push(pos);
-            heads[k] = next_reached(k, i + 1);
+            heads[k] = next_reached(k);
         }
         if batch.is_empty() {
             break;

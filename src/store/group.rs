@@ -335,12 +335,9 @@ pub fn resolve_group<P: HeldPhase>(
             let updates: Vec<(u64, Packed)> = {
                 let src = GroupRecords { index, full: &*full, lower };
                 let held = &full[k];
-                (lo as usize..hi as usize)
-                    .into_par_iter()
-                    .with_min_len(1024)
-                    .map(|i| i as u64)
-                    .filter(|&i| held.packed(i).needs_resolving())
-                    .map(|i| resolve_record(geom, &src, &p.position_at(i), held.packed(i), &file).map(|r| (i, r)))
+                p.par_positions(lo..hi)
+                    .filter(|(i, _)| held.packed(*i).needs_resolving())
+                    .map(|(i, pos)| resolve_record(geom, &src, &pos, held.packed(i), &file).map(|r| (i, r)))
                     .collect::<Result<_, Error>>()?
             };
             resolved += updates.len() as u64;

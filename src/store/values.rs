@@ -1250,8 +1250,8 @@ impl ValueFile {
     }
 
     /// The decoded records of block `b` (its checksum checked), immediate wins answered
-    /// `Win(1)` in a file that fills them (each position of the block unranked: for
-    /// reading whole phases, not single positions).
+    /// `Win(1)` in a file that fills them (each position of the block made, one from the
+    /// one before: for reading whole phases, not single positions).
     pub fn block(&self, b: u32) -> Result<Vec<u64>, Error> {
         let raw = self.planes(b)?;
         let bad = |why: &str| self.block_damage(b, why);
@@ -1261,9 +1261,10 @@ impl ValueFile {
             return Err(bad("stores a loss distance, but the file elides them"));
         }
         if self.filled {
-            let (index, first) = (self.phase_index(), b as u64 * self.block as u64);
-            for (k, r) in records.iter_mut().enumerate() {
-                if is_immediate_win(&self.geom, &index.position_at(first + k as u64)) {
+            let first = b as u64 * self.block as u64;
+            let positions = self.phase_index().positions(first..first + records.len() as u64);
+            for (r, pos) in records.iter_mut().zip(positions) {
+                if is_immediate_win(&self.geom, &pos) {
                     *r = immediate_win_record().0;
                 }
             }
