@@ -2,10 +2,13 @@
 //! sample of (4,4) and (5,5) positions drawn from the position index.
 
 use criterion::{Criterion, Throughput, black_box, criterion_group, criterion_main};
-use ostledb::game::moves::{can_capture, can_capture_by_walking, moves, play, unmoves};
+use ostledb::game::moves::{
+    Removal, can_capture, can_capture_by_walking, move_index, moves, play, transform_move, unmoves,
+};
+use ostledb::game::node::{children, key_code, pred_node_index};
 use ostledb::game::symmetry::canonical;
 use ostledb::game::{Geometry, Phase, Position};
-use ostledb::index::{PhaseIndex, PlayerSets};
+use ostledb::index::{GameNumbering, PhaseIndex, PlayerSets};
 use std::sync::Arc;
 
 fn sample(phase: Phase, n: u64) -> Vec<Position> {
@@ -72,6 +75,51 @@ fn bench(c: &mut Criterion) {
             let mut acc = 0u64;
             for p in &positions {
                 acc = acc.wrapping_add(canonical(g, p).0.code());
+            }
+            black_box(acc)
+        })
+    });
+    // What the breadth-first search by positions does per expanded position: its
+    // children as nodes (canonical, with the published node index), each located in the
+    // game's global numbering.
+    grp.bench_function("children (per position)", |b| {
+        b.iter(|| {
+            let mut acc = 0u64;
+            for p in &positions {
+                let (kids, n) = children(g, p);
+                acc = acc.wrapping_add(kids[..n].iter().flatten().fold(0, |a, &k| a ^ k));
+            }
+            black_box(acc)
+        })
+    });
+    // The published node index of every child that removes nothing, given as the
+    // breadth-first search asks for it (the predecessor in the child's canonical frame,
+    // the index of the move that restores it exactly when there is one).
+    let asked: Vec<(Position, Position, Option<usize>)> = positions
+        .iter()
+        .flat_map(|p| moves(g, p).iter().map(move |&m| (p, m)).collect::<Vec<_>>())
+        .filter_map(|(p, m)| {
+            let r = play(g, p, m).filter(|r| r.removal == Removal::None)?;
+            let (c, k) = canonical(g, &r.child);
+            let undo_index = r.undo.map(|u| move_index(g, &c, transform_move(g, k, u)));
+            Some((c, p.transformed(g, k), undo_index))
+        })
+        .collect();
+    grp.throughput(Throughput::Elements(asked.len() as u64));
+    grp.bench_function("pred_node_index (per child removing nothing)", |b| {
+        b.iter(|| black_box(asked.iter().map(|(c, pred, u)| pred_node_index(g, c, pred, *u)).sum::<usize>()))
+    });
+    grp.throughput(Throughput::Elements(positions.len() as u64));
+    let numbering = GameNumbering::build(g).expect("the 5x5 numbering");
+    grp.bench_function("children+global_of (per position)", |b| {
+        b.iter(|| {
+            let mut acc = 0u64;
+            for p in &positions {
+                let (kids, n) = children(g, p);
+                for &k in kids[..n].iter().flatten() {
+                    let c = Position::from_code(key_code(k));
+                    acc = acc.wrapping_add(numbering.global_of(&c).map_or(0, |(x, _)| x));
+                }
             }
             black_box(acc)
         })

@@ -31,7 +31,7 @@
 
 use serde::Serialize;
 
-use crate::game::geometry::{Dir, NO_SQUARE, squares_of};
+use crate::game::geometry::{Dir, NO_SQUARE};
 use crate::game::moves::{Move, Removal, move_index, moves, play, transform_move};
 use crate::game::symmetry::{canonical, canonical_code};
 use crate::game::{Geometry, Position};
@@ -96,75 +96,108 @@ pub fn start_key(geom: &Geometry) -> u64 {
 /// of `pred`, or 0. `undo_index`, when given, is the 1-based index of a move of `c` known
 /// to restore `pred` exactly, so only earlier moves need checking.
 ///
-/// Same answer as [`crate::game::forbidden::ChildTable::node_index_of_pred`], but lazy:
-/// only moves before `undo_index` are looked at, a move whose hole lands in a different
-/// square orbit than `pred`'s is skipped unplayed, and the symmetry invariant filters
-/// before any canonical form is computed.
+/// Same answer as [`crate::game::forbidden::ChildTable::node_index_of_pred`] (the plain
+/// walk over every move, kept as its twin), found from the images of `pred` instead of
+/// the moves of `c`, with at most one move played per image. A move that removes nothing
+/// changes which squares are occupied in one of two ways:
+///
+/// * a piece move leaves the hole and empties exactly one occupied square, the one it
+///   moves from, and fills exactly one empty square, the one after its chain: it turns
+///   `c` into the image `s(pred)` only when `s` maps `pred`'s hole to `c`'s and the
+///   occupied squares of `c` and `s(pred)` differ in exactly those two squares, which
+///   name the move (the square it moves from, and the direction toward the other);
+/// * a hole move keeps every piece where it is: it reaches `s(pred)` only when
+///   `s(pred.player) == c.opponent`, `s(pred.opponent) == c.player`, and it moves the
+///   hole to `s(pred.hole)`.
+///
+/// Each candidate is then played (or, for a hole move, its sets compared) to confirm it.
+/// Nothing is canonicalised.
 #[inline]
 pub fn pred_node_index(geom: &Geometry, c: &Position, pred: &Position, undo_index: Option<usize>) -> usize {
-    // Moves are walked in list order ([`moves`]: each piece, ascending, in the four
-    // directions, then the legal hole moves) without building the list.
-    let limit = undo_index.map_or(usize::MAX, |u| u - 1);
-    let pred_hole = geom.orbit_rep(pred.hole());
-    let same_hole = geom.orbit_rep(c.hole()) == pred_hole;
-    // A move of `c` that pushes none of its opponent's pieces (a hole move, a step onto
-    // an empty square) leaves `c.opponent` as its result's player set, so it reaches an
-    // image of `pred` only if `c.opponent` is an image of `pred.player`: where the
-    // orbit counts of the two sets differ (nearly always after a piece move), such moves
-    // are skipped unplayed.
-    let plain_moves_can_match = geom.orbit_counts(c.opponent) == geom.orbit_counts(pred.player);
-    let occ = c.occupied();
-    let mut inv = None;
-    let mut target = None;
-    let mut reaches = |m: Move| -> bool {
-        let Some(r) = play(geom, c, m) else { return false };
-        if r.removal != Removal::None {
-            return false;
-        }
-        let ch = r.child;
-        let want = *inv.get_or_insert_with(|| geom.symmetry_invariant(pred.player, pred.opponent, pred.hole()));
-        if geom.symmetry_invariant(ch.player, ch.opponent, ch.hole()) != want {
-            return false;
-        }
-        let t = *target.get_or_insert_with(|| canonical_code(geom, pred));
-        canonical_code(geom, &ch) == t
-    };
-    let mut i = 0usize;
-    for from in squares_of(c.player) {
+    // Moves are numbered in list order ([`moves`]: each piece of `c.player`, ascending,
+    // in the four directions, then the legal hole moves), 0-based here; only moves before
+    // `first` can still be the answer.
+    let mut first = undo_index.map_or(usize::MAX, |u| u - 1);
+    let limit = first;
+    let (hole, occ) = (c.hole(), c.occupied());
+    let hole_moves = 4 * c.player.count_ones() as usize;
+    // The squares a hole move of `c` can take the hole to (none when no hole move can
+    // still be the answer), a bit each; and those of them that are the holes of images
+    // of `pred` with `c`'s occupied squares.
+    let mut legal_holes = 0u32;
+    if hole_moves < first {
         for dir in Dir::ALL {
-            if i >= limit {
-                return undo_index.unwrap_or(0);
+            let t = geom.step_raw(hole, dir);
+            if t != NO_SQUARE && occ >> t & 1 == 0 {
+                legal_holes |= 1 << t;
+            }
+        }
+    }
+    let mut hole_targets = 0u32;
+    for k in 0..8 {
+        let image_hole = geom.sym_square(k, pred.hole());
+        let image_occ = geom.sym_set(k, pred.occupied());
+        if image_hole != hole {
+            if legal_holes >> image_hole & 1 != 0 && image_occ == occ {
+                hole_targets |= 1 << image_hole;
+            }
+            continue;
+        }
+        let moved = image_occ ^ occ;
+        let from = moved & c.player;
+        if moved.count_ones() != 2 || from.count_ones() != 1 || moved & occ != from {
+            continue; // not one square of `c.player` emptied and one empty square filled
+        }
+        let (from, to) = (from.trailing_zeros(), (moved & !occ).trailing_zeros());
+        let ((fr, fc), (tr, tc)) = (geom.row_col(from), geom.row_col(to));
+        let dir = match (fr == tr, fc == tc) {
+            (true, _) if tc > fc => Dir::Right,
+            (true, _) => Dir::Left,
+            (_, true) if tr > fr => Dir::Down,
+            (_, true) => Dir::Up,
+            _ => continue,
+        };
+        let i = 4 * (c.player & ((1u32 << from) - 1)).count_ones() as usize + dir.index();
+        if i >= first {
+            continue;
+        }
+        let Some(r) = play(geom, c, Move::Piece { from: from as u8, dir }) else { continue };
+        if r.removal == Removal::None
+            && r.child.player == geom.sym_set(k, pred.player)
+            && r.child.opponent == geom.sym_set(k, pred.opponent)
+        {
+            first = i;
+        }
+    }
+    if hole_targets != 0 && hole_moves < first {
+        // Confirm the sets of the images whose hole a hole move can reach.
+        let mut confirmed = 0u32;
+        for k in 0..8 {
+            let image_hole = geom.sym_square(k, pred.hole());
+            if hole_targets >> image_hole & 1 != 0
+                && geom.sym_set(k, pred.player) == c.opponent
+                && geom.sym_set(k, pred.opponent) == c.player
+            {
+                confirmed |= 1 << image_hole;
+            }
+        }
+        let mut i = hole_moves;
+        for dir in Dir::ALL {
+            let t = geom.step_raw(hole, dir);
+            if t == NO_SQUARE || legal_holes >> t & 1 == 0 {
+                continue; // not a legal hole move, not in the list
+            }
+            if i >= first {
+                break;
+            }
+            if confirmed >> t & 1 != 0 {
+                first = i;
+                break;
             }
             i += 1;
-            if !same_hole {
-                continue;
-            }
-            if !plain_moves_can_match {
-                let t = geom.step_raw(from, dir);
-                // Off the board or into the hole: a suicide; onto an empty square: plain.
-                if t == NO_SQUARE || occ >> t & 1 == 0 {
-                    continue;
-                }
-            }
-            if reaches(Move::Piece { from: from as u8, dir }) {
-                return i;
-            }
         }
     }
-    for dir in Dir::ALL {
-        let t = geom.step_raw(c.hole(), dir);
-        if t == NO_SQUARE || occ >> t & 1 != 0 {
-            continue; // not a legal hole move, not in the list
-        }
-        if i >= limit {
-            break;
-        }
-        i += 1;
-        if plain_moves_can_match && geom.orbit_rep(t as u32) == pred_hole && reaches(Move::Hole { dir }) {
-            return i;
-        }
-    }
-    undo_index.unwrap_or(0)
+    if first < limit { first + 1 } else { undo_index.unwrap_or(0) }
 }
 
 /// The node that move `m` of the canonical position `p` leads to, or `None` when the move

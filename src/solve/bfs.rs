@@ -649,34 +649,61 @@ mod tests {
     /// Check the lazy child index of every move of every node of `r` against the engine's
     /// `ChildTable` and the plain `first_index_reaching`; the number of moves checked.
     fn child_indices_agree(g: &Geometry, r: &BfsReport) -> u64 {
-        let g = g.clone();
-        let mut checked = 0u64;
-        let mut nonzero_without_undo = 0;
-        for d in 0..=r.nodes.max_depth() {
-            for &key in r.nodes.layer(d).unwrap() {
-                let p = Position::from_code(key_code(key));
-                for &m in moves(&g, &p).iter() {
-                    let pl = play(&g, &p, m).unwrap();
-                    if pl.removal != Removal::None {
-                        continue;
-                    }
-                    let (c, k) = canonical(&g, &pl.child);
-                    let pred = p.transformed(&g, k);
-                    let undo_index = pl.undo.map(|u| move_index(&g, &c, transform_move(&g, k, u)));
-                    let lazy = pred_node_index(&g, &c, &pred, undo_index);
-                    let table = ChildTable::new(&g, &c).node_index_of_pred(&g, &pred, undo_index);
-                    let plain = first_index_reaching(&g, &c, canonical_code(&g, &p));
-                    assert_eq!((lazy, table), (plain, plain), "{p:?} {m:?}");
-                    assert_eq!(child_node(&g, &p, m), Some(node_key(c.code(), plain)));
-                    nonzero_without_undo += (pl.undo.is_none() && plain != 0) as u32;
-                    checked += 1;
-                }
-            }
-        }
+        let positions = (0..=r.nodes.max_depth())
+            .flat_map(|d| r.nodes.layer(d).unwrap().iter().map(|&key| Position::from_code(key_code(key))));
+        let (checked, nonzero_without_undo) = child_indices_agree_over(g, positions);
         // Plain steps that cannot be undone exactly still get an index when another move
         // reaches a mirror image (the published identity); make sure the test sees some.
         assert!(nonzero_without_undo > 0);
         checked
+    }
+
+    /// [`child_indices_agree`] over any canonical positions. Each predecessor is also
+    /// given to the lazy index in every other orientation (the answer is about its
+    /// images, so it must not change). The number of moves checked, and of those that
+    /// cannot be undone exactly but have a non-zero index.
+    fn child_indices_agree_over(g: &Geometry, positions: impl Iterator<Item = Position>) -> (u64, u64) {
+        let g = g.clone();
+        let mut checked = 0u64;
+        let mut nonzero_without_undo = 0;
+        for p in positions {
+            for &m in moves(&g, &p).iter() {
+                let pl = play(&g, &p, m).unwrap();
+                if pl.removal != Removal::None {
+                    continue;
+                }
+                let (c, k) = canonical(&g, &pl.child);
+                let pred = p.transformed(&g, k);
+                let undo_index = pl.undo.map(|u| move_index(&g, &c, transform_move(&g, k, u)));
+                let lazy = pred_node_index(&g, &c, &pred, undo_index);
+                let table = ChildTable::new(&g, &c).node_index_of_pred(&g, &pred, undo_index);
+                let plain = first_index_reaching(&g, &c, canonical_code(&g, &p));
+                assert_eq!((lazy, table), (plain, plain), "{p:?} {m:?}");
+                for t in 1..8 {
+                    let image = pred.transformed(&g, t);
+                    assert_eq!(pred_node_index(&g, &c, &image, undo_index), plain, "{p:?} {m:?} image {t}");
+                }
+                assert_eq!(child_node(&g, &p, m), Some(node_key(c.code(), plain)));
+                nonzero_without_undo += (pl.undo.is_none() && plain != 0) as u64;
+                checked += 1;
+            }
+        }
+        (checked, nonzero_without_undo)
+    }
+
+    /// The same over positions of every phase of the 5x5 game, spread over each phase's
+    /// index (the BFS's first layers hold only positions near the start), and of the 4x4
+    /// board with 4 pieces.
+    #[test]
+    fn fast_child_index_equals_first_index_reaching_across_every_phase() {
+        for g in [Geometry::standard().clone(), Geometry::new(4, 4).expect("a valid board")] {
+            let numbering = crate::index::GameNumbering::build(&g).expect("the numbering");
+            let n = numbering.len();
+            // A fixed multiplicative stride spreads 20,000 positions over the whole game.
+            let positions = (0..20_000u64).map(|i| numbering.position_at(i.wrapping_mul(2_654_435_761) % n));
+            let (checked, _) = child_indices_agree_over(&g, positions);
+            assert!(checked > 100_000, "{}x{}: {checked} moves", g.side(), g.side());
+        }
     }
 
     #[test]
