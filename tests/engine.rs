@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use ostledb::game::forbidden::{first_index_reaching, node_exists, node_exists_naive, unmoves_with_node_index};
+use ostledb::game::forbidden::{
+    first_index_reaching, forbidding_predecessors, node_exists, node_exists_naive, unmoves_with_node_index,
+};
 use ostledb::game::moves::{Removal, can_capture, can_capture_by_walking, moves, play, unmoves, unmoves_removing};
 use ostledb::game::symmetry::{canonical, canonical_code};
 use ostledb::game::{Geometry, Phase};
@@ -43,6 +45,44 @@ fn fast_node_index_equals_plain_first_match() {
             });
         }
     }
+}
+
+#[test]
+fn forbidding_predecessors_agree_with_the_first_move_reaching_each_result() {
+    // Move j can be forbidden exactly when it removes nothing and no earlier move reaches
+    // an image of its result: the plain walk over every move says which move is first.
+    // About 2,000 positions of every phase of 5x5, 4x4 and 3x3, in two orientations.
+    // (On 5x5 an earlier move reaching an image of the result is rare: the small boards
+    // supply those cases.)
+    let mut none_earlier = 0;
+    for g in [Geometry::standard().clone(), Geometry::new(4, 4).unwrap(), Geometry::new(3, 3).unwrap()] {
+        let idx = GameIndex::build(&g, 2 * g.start_pieces()).unwrap();
+        let mut some = 0;
+        for ph in idx.phases() {
+            for i in 0..2_000u64 {
+                let canonical_pos = ph.position_at(i.wrapping_mul(2_654_435_761) % ph.len());
+                for k in [0, 5] {
+                    let pos = canonical_pos.transformed(&g, k);
+                    let list = moves(&g, &pos);
+                    for j in 1..=list.len() + 1 {
+                        let got = forbidding_predecessors(&g, &pos, j);
+                        let want = list.get(j - 1).and_then(|&m| play(&g, &pos, m)).and_then(|r| {
+                            let t = r.child;
+                            let code = canonical_code(&g, &t);
+                            let first = first_index_reaching(&g, &pos, code);
+                            none_earlier += usize::from(r.removal == Removal::None && first != j);
+                            (r.removal == Removal::None && first == j)
+                                .then(|| (t, g.symmetry_invariant(t.player, t.opponent, t.hole()), code))
+                        });
+                        assert_eq!(got, want, "{pos:?} move {j}");
+                        some += usize::from(got.is_some());
+                    }
+                }
+            }
+        }
+        assert!(some > 1000, "{}x{}: {some}", g.side(), g.side());
+    }
+    assert!(none_earlier > 0);
 }
 
 #[test]

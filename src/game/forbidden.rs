@@ -3,6 +3,7 @@
 use crate::error::Error;
 use crate::game::geometry::Geometry;
 use crate::game::moves::{Move, Removal, Unmove, moves, play, unmoves};
+use crate::game::node::pred_node_index;
 use crate::game::position::Position;
 use crate::game::symmetry::canonical_code;
 
@@ -107,28 +108,21 @@ pub fn unmoves_with_node_index(geom: &Geometry, pos: &Position, mut f: impl FnMu
 /// result `t` of move `j`, given as `t` with its symmetry invariant and canonical code,
 /// or `None` when no node can forbid move `j`: it removes a piece, does not exist, or an
 /// earlier move also reaches an image of `t` (the node index then names that move).
+///
+/// Whether an earlier move reaches an image of `t` is the question [`pred_node_index`]
+/// answers for a child and its parent, with move `j` as the one known to restore `t`;
+/// [`first_index_reaching`], which plays every move, is its plain twin in the tests.
 pub fn forbidding_predecessors(geom: &Geometry, pos: &Position, j: usize) -> Option<(Position, u64, u64)> {
-    let list = moves(geom, pos);
-    let &mj = j.checked_sub(1).and_then(|i| list.get(i))?;
+    let mj = j.checked_sub(1).and_then(|i| moves(geom, pos).get(i).copied())?;
     let r = play(geom, pos, mj)?;
     if r.removal != Removal::None {
         return None;
     }
     let t = r.child;
-    let inv = geom.symmetry_invariant(t.player, t.opponent, t.hole());
-    let mut code = None;
-    for &m in &list[..j - 1] {
-        let Some(r) = play(geom, pos, m) else { continue };
-        let c = r.child;
-        if r.removal != Removal::None || geom.symmetry_invariant(c.player, c.opponent, c.hole()) != inv {
-            continue;
-        }
-        let tc = *code.get_or_insert_with(|| canonical_code(geom, &t));
-        if canonical_code(geom, &c) == tc {
-            return None;
-        }
+    if pred_node_index(geom, pos, &t, Some(j)) != j {
+        return None;
     }
-    Some((t, inv, code.unwrap_or_else(|| canonical_code(geom, &t))))
+    Some((t, geom.symmetry_invariant(t.player, t.opponent, t.hole()), canonical_code(geom, &t)))
 }
 
 /// Whether node `(pos, j)` exists (`j >= 1`): some predecessor of `pos` reaches it, i.e.
