@@ -83,12 +83,26 @@ impl Progress {
 
     /// End the bar and print the elapsed time.
     pub fn finish(&self) {
+        // Read before finishing: indicatif's finish moves the bar to its end, and a step
+        // that stops early (a signal, a solve whose draws are never decided) must not
+        // read as complete.
+        let (pos, total) = (self.bar.position(), self.bar.length());
         self.bar.finish_and_clear();
         if self.quiet {
             return;
         }
-        let secs = self.start.elapsed().as_secs_f64();
-        eprintln!("{}: {} done in {}", self.label, human(self.bar.position() as f64), clock(secs));
+        eprintln!("{}", summary_line(&self.label, pos, total, self.start.elapsed().as_secs_f64()));
+    }
+}
+
+/// The line a step ends with: what it did (and of how much, when that is less than its
+/// total) and how long it took.
+fn summary_line(label: &str, pos: u64, total: Option<u64>, secs: f64) -> String {
+    match total {
+        Some(total) if pos < total => {
+            format!("{label}: {} of {} done in {}", human(pos as f64), human(total as f64), clock(secs))
+        }
+        _ => format!("{label}: {} done in {}", human(pos as f64), clock(secs)),
     }
 }
 
@@ -197,5 +211,22 @@ mod tests {
         let p = Progress::new(false, "t", 1000);
         assert!(p.claim(420, 1000) && !p.claim(420, 1000) && !p.claim(449, 1000) && p.claim(450, 1000));
         assert!(!Progress::new(true, "t", 1000).claim(500, 1000), "quiet");
+    }
+
+    #[test]
+    fn a_step_that_ends_short_of_its_total_says_so() {
+        assert_eq!(
+            summary_line("(4,4) init", 160_900_185, Some(160_900_185), 64.0),
+            "(4,4) init: 160.9M done in 1m04s"
+        );
+        assert_eq!(
+            summary_line("(5,4)+(4,5) retrograde", 300_000_000, Some(1_030_000_000), 1843.0),
+            "(5,4)+(4,5) retrograde: 300.0M of 1.03G done in 30m43s"
+        );
+        assert_eq!(summary_line("t", 7, None, 0.5), "t: 7 done in 0.5s");
+        // The bar itself is not moved to its end before the line is made.
+        let p = Progress::new(true, "t", 1000);
+        p.add(400);
+        assert_eq!((p.bar.position(), p.bar.length()), (400, Some(1000)));
     }
 }
