@@ -114,6 +114,39 @@ pub fn start_key(geom: &Geometry) -> u64 {
 /// Nothing is canonicalised.
 #[inline]
 pub fn pred_node_index(geom: &Geometry, c: &Position, pred: &Position, undo_index: Option<usize>) -> usize {
+    pred_node_index_of_images(geom, c, &Images::of(geom, pred), undo_index)
+}
+
+/// The 8 symmetric images of a position (hole, player set, opponent set), in no
+/// particular order: made once for a position, they serve [`pred_node_index_of_images`]
+/// for every child of it.
+#[derive(Clone, Copy, Debug)]
+pub struct Images {
+    hole: [u8; 8],
+    player: [u32; 8],
+    opponent: [u32; 8],
+}
+
+impl Images {
+    /// The images of `p` under the 8 symmetries.
+    #[inline]
+    pub fn of(geom: &Geometry, p: &Position) -> Images {
+        let mut im = Images { hole: [0; 8], player: [0; 8], opponent: [0; 8] };
+        for k in 0..8 {
+            im.hole[k] = geom.sym_square(k, p.hole()) as u8;
+            im.player[k] = geom.sym_set(k, p.player);
+            im.opponent[k] = geom.sym_set(k, p.opponent);
+        }
+        im
+    }
+}
+
+/// [`pred_node_index`] given the images of `pred` instead of `pred`: the same for any
+/// image of `pred` (the answer asks only whether a move reaches *some* image, and the
+/// images of an image are the same eight), so a position's images, made once, give the
+/// node index of each of its children, whatever symmetry made the child canonical.
+#[inline]
+pub fn pred_node_index_of_images(geom: &Geometry, c: &Position, images: &Images, undo_index: Option<usize>) -> usize {
     // Moves are numbered in list order ([`moves`]: each piece of `c.player`, ascending,
     // in the four directions, then the legal hole moves), 0-based here; only moves before
     // `first` can still be the answer.
@@ -135,8 +168,8 @@ pub fn pred_node_index(geom: &Geometry, c: &Position, pred: &Position, undo_inde
     }
     let mut hole_targets = 0u32;
     for k in 0..8 {
-        let image_hole = geom.sym_square(k, pred.hole());
-        let image_occ = geom.sym_set(k, pred.occupied());
+        let image_hole = images.hole[k] as u32;
+        let image_occ = images.player[k] | images.opponent[k];
         if image_hole != hole {
             if legal_holes >> image_hole & 1 != 0 && image_occ == occ {
                 hole_targets |= 1 << image_hole;
@@ -162,10 +195,7 @@ pub fn pred_node_index(geom: &Geometry, c: &Position, pred: &Position, undo_inde
             continue;
         }
         let Some(r) = play(geom, c, Move::Piece { from: from as u8, dir }) else { continue };
-        if r.removal == Removal::None
-            && r.child.player == geom.sym_set(k, pred.player)
-            && r.child.opponent == geom.sym_set(k, pred.opponent)
-        {
+        if r.removal == Removal::None && r.child.player == images.player[k] && r.child.opponent == images.opponent[k] {
             first = i;
         }
     }
@@ -173,11 +203,8 @@ pub fn pred_node_index(geom: &Geometry, c: &Position, pred: &Position, undo_inde
         // Confirm the sets of the images whose hole a hole move can reach.
         let mut confirmed = 0u32;
         for k in 0..8 {
-            let image_hole = geom.sym_square(k, pred.hole());
-            if hole_targets >> image_hole & 1 != 0
-                && geom.sym_set(k, pred.player) == c.opponent
-                && geom.sym_set(k, pred.opponent) == c.player
-            {
+            let image_hole = images.hole[k] as u32;
+            if hole_targets >> image_hole & 1 != 0 && images.player[k] == c.opponent && images.opponent[k] == c.player {
                 confirmed |= 1 << image_hole;
             }
         }
@@ -204,6 +231,13 @@ pub fn pred_node_index(geom: &Geometry, c: &Position, pred: &Position, undo_inde
 /// ends the game (see the module documentation).
 #[inline]
 pub fn child_node(geom: &Geometry, p: &Position, m: Move) -> Option<u64> {
+    child_node_of_images(geom, p, &Images::of(geom, p), m)
+}
+
+/// [`child_node`] given the images of `p` as well ([`Images::of`]), for a caller that asks
+/// for several moves of `p`.
+#[inline]
+fn child_node_of_images(geom: &Geometry, p: &Position, images: &Images, m: Move) -> Option<u64> {
     let r = play(geom, p, m)?;
     if r.removal != Removal::None {
         let lost = geom.losing_count();
@@ -213,9 +247,8 @@ pub fn child_node(geom: &Geometry, p: &Position, m: Move) -> Option<u64> {
         return Some(node_key(canonical_code(geom, &r.child), 0));
     }
     let (c, k) = canonical(geom, &r.child);
-    let pred = p.transformed(geom, k);
     let undo_index = r.undo.map(|u| move_index(geom, &c, transform_move(geom, k, u)));
-    Some(node_key(c.code(), pred_node_index(geom, &c, &pred, undo_index)))
+    Some(node_key(c.code(), pred_node_index_of_images(geom, &c, images, undo_index)))
 }
 
 /// The children of every move of the canonical position `p`, in move-list order (`None`
@@ -223,9 +256,10 @@ pub fn child_node(geom: &Geometry, p: &Position, m: Move) -> Option<u64> {
 #[inline]
 pub fn children(geom: &Geometry, p: &Position) -> ([Option<u64>; 24], usize) {
     let list = moves(geom, p);
+    let images = Images::of(geom, p);
     let mut out = [None; 24];
     for (slot, &m) in out.iter_mut().zip(list.iter()) {
-        *slot = child_node(geom, p, m);
+        *slot = child_node_of_images(geom, p, &images, m);
     }
     (out, list.len())
 }

@@ -495,7 +495,7 @@ mod tests {
     use crate::game::forbidden::{ChildTable, first_index_reaching};
     use crate::game::moves::{Removal, move_index, play, transform_move};
     use crate::game::naive::ArrayBoard;
-    use crate::game::node::{node_of, pred_node_index};
+    use crate::game::node::{children, node_of, pred_node_index};
     use crate::game::symmetry::{canonical, canonical_code};
     use crate::progress::Silent;
 
@@ -667,7 +667,15 @@ mod tests {
         let mut checked = 0u64;
         let mut nonzero_without_undo = 0;
         for p in positions {
-            for &m in moves(&g, &p).iter() {
+            // `children` (the parent's images made once for all its moves) gives what
+            // `child_node` gives move by move, removals and ends of the game included.
+            let (kids, n) = children(&g, &p);
+            let list = moves(&g, &p);
+            assert_eq!(n, list.len());
+            for (i, &m) in list.iter().enumerate() {
+                assert_eq!(kids[i], child_node(&g, &p, m), "{p:?} {m:?}");
+            }
+            for &m in list.iter() {
                 let pl = play(&g, &p, m).unwrap();
                 if pl.removal != Removal::None {
                     continue;
