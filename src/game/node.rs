@@ -231,35 +231,70 @@ pub fn pred_node_index_of_images(geom: &Geometry, c: &Position, images: &Images,
 /// ends the game (see the module documentation).
 #[inline]
 pub fn child_node(geom: &Geometry, p: &Position, m: Move) -> Option<u64> {
-    child_node_of_images(geom, p, &Images::of(geom, p), m)
+    let (code, j) = child_node_with(geom, p, &Images::of(geom, p), m, &mut |x| canonical_with_code(geom, x))?;
+    Some(node_key(code, j))
 }
 
-/// [`child_node`] given the images of `p` as well ([`Images::of`]), for a caller that asks
-/// for several moves of `p`.
+/// The canonical form of `x`, the symmetry that makes it, and its code: the naming of
+/// [`child_node`] and [`children`].
 #[inline]
-fn child_node_of_images(geom: &Geometry, p: &Position, images: &Images, m: Move) -> Option<u64> {
+fn canonical_with_code(geom: &Geometry, x: &Position) -> Option<(Position, usize, u64)> {
+    let (c, k) = canonical(geom, x);
+    Some((c, k, c.code()))
+}
+
+/// The child of move `m` of `p` as `(name, forbidden index)`, or `None` when the move
+/// ends the game or `canon` names no child. `images` are `p`'s ([`Images::of`]); `canon`
+/// gives, for a child in any orientation, its canonical form, the symmetry `k` with
+/// `child.transformed(k)` that form, and the caller's name for it (its code, or its place
+/// in a numbering, found with the symmetry at no extra cost).
+#[inline]
+fn child_node_with<T>(
+    geom: &Geometry,
+    p: &Position,
+    images: &Images,
+    m: Move,
+    canon: &mut impl FnMut(&Position) -> Option<(Position, usize, T)>,
+) -> Option<(T, usize)> {
     let r = play(geom, p, m)?;
     if r.removal != Removal::None {
         let lost = geom.losing_count();
         if r.child.player.count_ones() == lost || r.child.opponent.count_ones() == lost {
             return None;
         }
-        return Some(node_key(canonical_code(geom, &r.child), 0));
+        return canon(&r.child).map(|(_, _, name)| (name, 0));
     }
-    let (c, k) = canonical(geom, &r.child);
+    let (c, k, name) = canon(&r.child)?;
     let undo_index = r.undo.map(|u| move_index(geom, &c, transform_move(geom, k, u)));
-    Some(node_key(c.code(), pred_node_index_of_images(geom, &c, images, undo_index)))
+    Some((name, pred_node_index_of_images(geom, &c, images, undo_index)))
 }
 
 /// The children of every move of the canonical position `p`, in move-list order (`None`
 /// for a move that ends the game), and the number of moves.
 #[inline]
 pub fn children(geom: &Geometry, p: &Position) -> ([Option<u64>; 24], usize) {
+    let (named, n) = children_with(geom, p, |x| canonical_with_code(geom, x));
+    (named.map(|c| c.map(|(code, j)| node_key(code, j))), n)
+}
+
+/// [`children`] with each child named by `canon` instead of by its canonical code:
+/// `canon` gives, for a child in any orientation, its canonical form, the symmetry `k`
+/// with `child.transformed(k)` that form, and the caller's name for it (`None`: no such
+/// child). `(name, forbidden index)` per move, in move-list order, and the number of
+/// moves. A search over a numbering of the positions names a child by its
+/// number, which finds the symmetry that makes the child canonical anyway, so the child
+/// is not canonicalised twice. The parent's images are made once for all its moves.
+#[inline]
+pub fn children_with<T: Copy>(
+    geom: &Geometry,
+    p: &Position,
+    mut canon: impl FnMut(&Position) -> Option<(Position, usize, T)>,
+) -> ([Option<(T, usize)>; 24], usize) {
     let list = moves(geom, p);
     let images = Images::of(geom, p);
     let mut out = [None; 24];
     for (slot, &m) in out.iter_mut().zip(list.iter()) {
-        *slot = child_node_of_images(geom, p, &images, m);
+        *slot = child_node_with(geom, p, &images, m, &mut canon);
     }
     (out, list.len())
 }

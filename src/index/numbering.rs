@@ -60,6 +60,15 @@ impl GameNumbering {
         Some((self.starts[s] + self.index.phases()[s].index_of(pos), s))
     }
 
+    /// [`Self::global_of`] with a symmetry `k` that makes `pos` canonical
+    /// (`pos.transformed(k)` is the position numbered): global number, phase slot, `k`.
+    #[inline]
+    pub fn locate(&self, pos: &Position) -> Option<(u64, usize, usize)> {
+        let s = self.slot(pos)?;
+        let (idx, k, _) = self.index.phases()[s].locate(pos);
+        Some((self.starts[s] + idx, s, k))
+    }
+
     /// The canonical position with global number `g < len()`.
     #[inline]
     pub fn position_at(&self, g: u64) -> Position {

@@ -12,7 +12,7 @@
 //! [`GameIndex::build`]`(geom, 2 * start_pieces)` in solving order, each numbered by its
 //! dense index, concatenated. Per position the search keeps a 32-bit *mask*: bit `J` set
 //! when node `(P, J)` has been reached (`J <= 24`, bits 0..=24). Expanding the layer at
-//! depth `d`, each child node `(C, J)` ([`children`]) sets bit `J` of `C`'s mask; a bit
+//! depth `d`, each child node `(C, J)` ([`children_with`]) sets bit `J` of `C`'s mask; a bit
 //! newly set is a node first reached at depth `d + 1`, and a mask whose node bits go from
 //! zero to non-zero puts `C` into the next frontier. The frontiers are two bitmaps over
 //! the global numbering, the positions first reached at `d` (expanded now) and at `d + 1`
@@ -83,7 +83,7 @@ use rayon::prelude::*;
 
 use crate::error::Error;
 use crate::game::moves::is_immediate_win;
-use crate::game::node::{Convention, children, key_code, key_index, start_key};
+use crate::game::node::{Convention, children_with, key_code, key_index, start_key};
 use crate::game::{Geometry, Phase, Position};
 use crate::index::{GameIndex, GameNumbering};
 use crate::progress::{Reporter, thousands};
@@ -638,21 +638,22 @@ impl Search<'_> {
         if !self.expand_checkmates && is_immediate_win(self.geom, &p) {
             return;
         }
-        let (kids, n) = children(self.geom, &p);
-        // Every child is located, and its mask asked for, before any is marked, so that
-        // the children's cache misses overlap instead of following one another.
-        let mut located = [(0u64, 0usize, 0usize, p); 24];
-        let mut k = 0;
-        for &key in kids[..n].iter().flatten() {
-            let c = Position::from_code(key_code(key));
-            let j = key_index(key);
-            debug_assert!(j <= 24, "forbidden index {j}");
-            let Some((g, slot)) = self.universe.global_of(&c) else {
-                debug_assert!(false, "a child outside the live phases: {c:?}");
-                continue;
-            };
+        // Every child is located (its number found with the symmetry that makes it
+        // canonical), and its mask asked for, before any is marked, so that the
+        // children's cache misses overlap instead of following one another.
+        let (kids, n) = children_with(self.geom, &p, |x| {
+            let located = self.universe.locate(x);
+            debug_assert!(located.is_some(), "a child outside the live phases: {x:?}");
+            let (g, slot, k) = located?;
             crate::sys::prefetch(&self.masks[g as usize]);
             crate::sys::prefetch(&self.touched[(g / 64) as usize]);
+            let c = x.transformed(self.geom, k);
+            Some((c, k, (g, slot, c)))
+        });
+        let mut located = [(0u64, 0usize, 0usize, p); 24];
+        let mut k = 0;
+        for &((g, slot, c), j) in kids[..n].iter().flatten() {
+            debug_assert!(j <= 24, "forbidden index {j}");
             located[k] = (g, slot, j, c);
             k += 1;
         }
