@@ -504,6 +504,7 @@ fn solve_group(
     // before any propagation of level d, which only decides distances above d), then every
     // decision of distance d is propagated, and logged: its distance is the level.
     rep.begin(&format!("{label} retrograde"), n);
+    let mut advanced = 0u64;
     while d <= last || d < buckets.len() {
         let level = d as u32;
         if d <= last {
@@ -602,10 +603,14 @@ fn solve_group(
                 crate::sys::rss_summary()
             ));
         }
-        rep.advance(decided_gen);
         d += 1;
-        let stop = opts.stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed));
         let more = d <= last || d < buckets.len();
+        // After the last level the positions no level decided (the draws, and the wins
+        // decided at init) are settled too: the bar, which counts from this run's start,
+        // ends full, so that only a step stopped early reads "X of Y done".
+        advanced += decided_gen;
+        rep.advance(if more { decided_gen } else { decided_gen + n.saturating_sub(advanced) });
+        let stop = opts.stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed));
         if let Some(dir) = &opts.dir
             && more
             && (stop || opts.checkpoint_every.is_some_and(|t| saved.elapsed() >= t))

@@ -277,3 +277,36 @@ fn a_group_solved_on_top_of_a_packed_database_ends_identical() {
     assert_eq!(solved.raw(), fresh.phase(Phase::new(3, 3)).unwrap().raw());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Sums what each step's bar is advanced by, against the total it began with.
+#[derive(Default)]
+struct Bars(Mutex<Vec<(String, u64, u64)>>);
+
+impl Reporter for Bars {
+    fn begin(&self, label: &str, total: u64) {
+        self.0.lock().unwrap().push((label.to_string(), total, 0));
+    }
+    fn advance(&self, by: u64) {
+        if let Some(bar) = self.0.lock().unwrap().last_mut() {
+            bar.2 += by;
+        }
+    }
+    fn end(&self) {}
+    fn note(&self, _: &str) {}
+}
+
+#[test]
+fn a_finished_retrograde_step_ends_with_its_bar_full() {
+    // Draws and the wins decided at init are never propagated, yet a group that ends
+    // must not read as stopped short ("X of Y done"): the last level settles them.
+    let g = Geometry::new(4, 3).unwrap();
+    let bars = Arc::new(Bars::default());
+    let opts = SolveOptions { reporter: bars.clone(), ..SolveOptions::default() };
+    solve(&g, 6, &opts).unwrap();
+    let bars = bars.0.lock().unwrap();
+    let steps: Vec<_> = bars.iter().filter(|(label, _, _)| label.ends_with("retrograde")).collect();
+    assert!(steps.len() >= 3, "{bars:?}");
+    for (label, total, advanced) in steps {
+        assert_eq!(advanced, total, "{label}");
+    }
+}
