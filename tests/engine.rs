@@ -31,8 +31,8 @@ fn bit_parallel_capture_test_agrees_with_walking_chains() {
 
 #[test]
 fn fast_node_index_equals_plain_first_match() {
-    // One table of a position's children answers all of its unmoves (the children's codes
-    // are kept between answers); each answer is held to the plain walk over every move.
+    // One table of a position's children answers all of its unmoves; each answer is held
+    // to the plain walk over every move.
     // Every phase of 5x5, 4x4 and 3x3 (where an earlier move reaching a mirror image of
     // the predecessor is common), 3,000 positions of each.
     let mut nonzero_without_undo = 0;

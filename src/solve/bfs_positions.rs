@@ -650,15 +650,9 @@ impl Search<'_> {
             let c = x.transformed(self.geom, k);
             Some((c, k, (g, slot, c)))
         });
-        let mut located = [(0u64, 0usize, 0usize, p); 24];
-        let mut k = 0;
         for &((g, slot, c), j) in kids[..n].iter().flatten() {
             debug_assert!(j <= 24, "forbidden index {j}");
-            located[k] = (g, slot, j, c);
-            k += 1;
-        }
-        for (g, slot, j, c) in &located[..k] {
-            self.mark(*g, *slot, *j, c, st, next, t);
+            self.mark(g, slot, j, &c, st, next, t);
         }
     }
 
