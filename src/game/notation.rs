@@ -88,8 +88,14 @@ pub fn format_board(geom: &Geometry, pos: &Position) -> String {
 const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 /// The published base-64 form of a code: little-endian digits, most significant last.
-pub fn code_to_base64(mut code: u64) -> String {
+pub fn code_to_base64(code: u64) -> String {
     let mut out = String::new();
+    push_base64(code, &mut out);
+    out
+}
+
+/// Append [`code_to_base64`]`(code)` to `out` (no allocation: the export's lines).
+pub fn push_base64(mut code: u64, out: &mut String) {
     loop {
         out.push(BASE64[(code % 64) as usize] as char);
         code /= 64;
@@ -97,7 +103,6 @@ pub fn code_to_base64(mut code: u64) -> String {
             break;
         }
     }
-    out
 }
 
 /// Parse the published base-64 form of a code.

@@ -16,7 +16,9 @@ use crate::game::notation::code_to_base64;
 use crate::index::{GameIndex, PhaseIndex, Positions};
 use crate::progress::Reporter;
 use crate::published::resolved::ResolvedRecords;
-use crate::published::{FileDigest, Kind, LINES_PER_FILE, file_name, parse_file_name, set_digest, write_line};
+use crate::published::{
+    FileDigest, Kind, LINES_PER_FILE, file_name, parse_file_name, set_digest, write_bfs_line, write_line,
+};
 use crate::record::Packed;
 use crate::store::Database;
 use crate::store::file::temp_name;
@@ -448,12 +450,33 @@ fn export_retrograde(
     let before: u64 = cursors.iter().map(Cursor::consumed).sum();
     reporter.begin(&format!("export {max} pieces"), total);
     reporter.advance(before);
-    // A writer thread writes and hashes one batch while the next is merged and formatted.
+    let mut file_done = |files: &[ExportedFile], consumed: Vec<u64>| {
+        checkpoint.file_done(|| ExportProgress { retrograde_files: files.to_vec(), consumed, ..progress.clone() })
+    };
+    let first_file = progress.retrograde_files.len() as u64;
+    let result = with_writer(out, progress.retrograde_files.clone(), &mut file_done, |tx| {
+        produce(geom, db, max, opts.lines_per_file, cursors, (first_file, before), tx, reporter)
+    });
+    reporter.end();
+    result.map(|(written, done)| (done, written))
+}
+
+/// Run `produce` with a writer thread beside it that writes (or only hashes) the files
+/// it sends, in order: one batch is written while the next is made. The files are
+/// those after `done`; `file_done` is told at the end of each. Returns what `produce`
+/// returned and every file. The writer's error comes first (it makes the producer's
+/// sends fail too).
+fn with_writer<R: Send>(
+    out: Option<&Path>,
+    done: Vec<ExportedFile>,
+    file_done: &mut FileDone<'_>,
+    produce: impl FnOnce(&std::sync::mpsc::SyncSender<Message>) -> Result<R, Error>,
+) -> Result<(R, Vec<ExportedFile>), Error> {
     let (tx, rx) = std::sync::mpsc::sync_channel::<Message>(2);
     let out_dir = out.map(Path::to_path_buf);
-    let (produced, done) = std::thread::scope(|scope| {
+    let (produced, written) = std::thread::scope(|scope| {
         let writer = scope.spawn(move || {
-            let mut output = Output { dir: out_dir, current: None, done: progress.retrograde_files.clone() };
+            let mut output = Output { dir: out_dir, current: None, done };
             for m in rx {
                 match m {
                     Message::Open(name) => output.open(name)?,
@@ -464,28 +487,21 @@ fn export_retrograde(
                     }
                     Message::Close(consumed) => {
                         output.close()?;
-                        checkpoint.file_done(|| ExportProgress {
-                            retrograde_files: output.done.clone(),
-                            consumed,
-                            ..progress.clone()
-                        })?;
+                        file_done(&output.done, consumed)?;
                     }
                 }
             }
             output.close()?;
             Ok::<_, Error>(output.done)
         });
-        let first_file = progress.retrograde_files.len() as u64;
-        let produced = produce(geom, db, max, opts.lines_per_file, cursors, (first_file, before), &tx, reporter);
+        let produced = produce(&tx);
         drop(tx);
-        let done =
+        let written =
             writer.join().unwrap_or_else(|_| Err(Error::InvalidArgument("the export writer thread failed".into())));
-        (produced, done)
+        (produced, written)
     });
-    reporter.end();
-    // The writer's error first: it makes the producer's sends fail too.
-    match (produced, done) {
-        (Ok(w), Ok(d)) => Ok((d, w)),
+    match (produced, written) {
+        (Ok(r), Ok(d)) => Ok((r, d)),
         (_, Err(e)) => Err(e),
         (Err(e), _) => Err(e),
     }
@@ -530,16 +546,18 @@ pub fn export_bfs(
 
 /// Told at the end of every BFS file: the files so far and the positions of each phase in
 /// them.
-pub type FileDone<'a> = dyn FnMut(&[ExportedFile], Vec<u64>) -> Result<(), Error> + 'a;
+pub type FileDone<'a> = dyn FnMut(&[ExportedFile], Vec<u64>) -> Result<(), Error> + Send + 'a;
 
 /// [`export_bfs`] from a search stored by positions (the first-depth file): the depths
 /// are decoded into memory (one byte per position of the game), the positions of every
 /// phase with at most `max` pieces that the search reached are merged by code, and each
 /// one's node depths are found from its predecessors' first depths
-/// ([`crate::store::first_depths::node_depths`]), in parallel batches. The same lines
-/// as from a node-list search of the same depth. `from`: the files done and the
-/// positions of each phase in them, to go on after them (none and `[]` to begin);
-/// `file_done(files, positions)` is called at the end of every file.
+/// ([`crate::store::first_depths::node_sources`], every predecessor's depth asked for
+/// from memory before any is read), in parallel batches; a writer thread hashes (and
+/// writes) one batch while the next is made. The same lines as from a node-list search
+/// of the same depth. `from`: the files done and the positions of each phase in them, to
+/// go on after them (none and `[]` to begin); `file_done(files, positions)` is called at
+/// the end of every file (an error from it ends the export with that error).
 pub fn export_bfs_by_positions(
     depths: &crate::store::first_depths::FirstDepthFile,
     max: u32,
@@ -549,7 +567,7 @@ pub fn export_bfs_by_positions(
     (files, consumed): (Vec<ExportedFile>, Vec<u64>),
     file_done: &mut FileDone<'_>,
 ) -> Result<Vec<ExportedFile>, Error> {
-    use crate::store::first_depths::{NOT_REACHED, node_depths};
+    use crate::store::first_depths::{NOT_REACHED, depths_from_sources, node_sources};
     let numbering = depths.numbering();
     let geom = numbering.index().geometry();
     let all = depths.load_all()?;
@@ -586,40 +604,63 @@ pub fn export_bfs_by_positions(
     };
     let mut heads: Vec<Option<(u64, Position)>> = (0..phases.len()).map(&mut next_reached).collect();
     let lines_before: u64 = files.iter().map(|f| f.lines).sum();
-    let mut lines = BfsLines::new(geom, max, lines_per_file, out, files);
-    reporter.begin("export BFS", depths.summary().reached());
+    let summary = depths.summary();
+    reporter.begin("export BFS", summary.reached());
     reporter.advance(lines_before);
-    let mut batch: Vec<Position> = Vec::with_capacity(BATCH);
-    loop {
-        batch.clear();
-        // A batch ends at the end of a file at the latest, where the progress is kept.
-        let want = (BATCH as u64).min(lines_per_file - lines.in_file) as usize;
-        while batch.len() < want {
-            let Some(k) =
-                (0..heads.len()).filter(|&k| heads[k].is_some()).min_by_key(|&k| heads[k].map(|h| h.1.code()))
-            else {
-                break;
-            };
-            let (_, pos) = heads[k].expect("chosen among the present");
-            batch.push(pos);
-            heads[k] = next_reached(k);
+    let mut file_number = files.len() as u64;
+    let gone = || Error::InvalidArgument("the export writer stopped".into());
+    let result = with_writer(out, files, file_done, |tx| {
+        let mut batch: Vec<Position> = Vec::with_capacity(BATCH);
+        let mut in_file = 0u64;
+        loop {
+            batch.clear();
+            // A batch ends at the end of a file at the latest, where the progress is kept.
+            let want = (BATCH as u64).min(lines_per_file - in_file) as usize;
+            while batch.len() < want {
+                let Some(k) =
+                    (0..heads.len()).filter(|&k| heads[k].is_some()).min_by_key(|&k| heads[k].map(|h| h.1.code()))
+                else {
+                    break;
+                };
+                let (_, pos) = heads[k].expect("chosen among the present");
+                batch.push(pos);
+                heads[k] = next_reached(k);
+            }
+            if batch.is_empty() {
+                return Ok(());
+            }
+            // Each position's predecessors are found and their depths asked for from
+            // memory before any is read, so that their cache misses overlap.
+            let texts: Vec<(String, u64)> = batch
+                .par_chunks(TASK)
+                .map_init(Vec::new, |sources, chunk| {
+                    let mut s = String::with_capacity(chunk.len() * 64);
+                    for p in chunk {
+                        let start = node_sources(numbering, summary, p, None, sources);
+                        for &(g, _) in sources.iter() {
+                            crate::sys::prefetch(all.as_ptr().wrapping_add(g as usize));
+                        }
+                        write_bfs_line(geom, p, &depths_from_sources(summary, sources, start, at), &mut s);
+                    }
+                    (s, chunk.len() as u64)
+                })
+                .collect();
+            if in_file == 0 {
+                tx.send(Message::Open(file_name(max, Kind::Bfs, file_number))).map_err(|_| gone())?;
+                file_number += 1;
+            }
+            tx.send(Message::Lines(texts)).map_err(|_| gone())?;
+            in_file += batch.len() as u64;
+            if in_file == lines_per_file {
+                let at = heads.iter().zip(&phases).map(|(h, (_, p))| h.as_ref().map_or(p.len(), |h| h.0)).collect();
+                tx.send(Message::Close(at)).map_err(|_| gone())?;
+                in_file = 0;
+            }
+            reporter.advance(batch.len() as u64);
         }
-        if batch.is_empty() {
-            break;
-        }
-        let fields: Vec<[Option<u32>; 25]> =
-            batch.par_iter().map(|p| node_depths(numbering, depths.summary(), p, None, at)).collect();
-        for (p, f) in batch.iter().zip(&fields) {
-            lines.position(p, f)?;
-        }
-        if lines.in_file == 0 {
-            let at = heads.iter().zip(&phases).map(|(h, (_, p))| h.as_ref().map_or(p.len(), |h| h.0)).collect();
-            file_done(&lines.output.done, at)?;
-        }
-        reporter.advance(batch.len() as u64);
-    }
+    });
     reporter.end();
-    lines.finish()
+    result.map(|((), files)| files)
 }
 
 /// The published BFS files being written: lines in order, split into files of
@@ -653,18 +694,7 @@ impl<'a> BfsLines<'a> {
         if pos.phase().pieces() > self.max {
             return Ok(());
         }
-        let text = &mut self.text;
-        text.push_str(&code_to_base64(pos.code()));
-        if crate::game::moves::is_immediate_win(self.geom, pos) {
-            text.push_str(",checkmate");
-        }
-        for f in fields {
-            text.push(',');
-            if let Some(d) = f {
-                text.push_str(&d.to_string());
-            }
-        }
-        text.push('\n');
+        write_bfs_line(self.geom, pos, fields, &mut self.text);
         if self.in_file == 0 {
             self.output.open(file_name(self.max, Kind::Bfs, self.files))?;
             self.files += 1;

@@ -22,7 +22,7 @@ pub mod resolved;
 use crate::game::Geometry;
 use crate::game::forbidden::unmoves_with_node_index;
 use crate::game::moves::is_immediate_win;
-use crate::game::notation::code_to_base64;
+use crate::game::notation::push_base64;
 use crate::game::position::Position;
 use crate::record::{Packed, Val};
 
@@ -123,7 +123,7 @@ pub struct Unwritable {
 /// Append the retrograde line of canonical position `pos` with packed record `record`
 /// (see `schema/FORMAT.md`), with its final newline, to `out`.
 pub fn write_line(geom: &Geometry, pos: &Position, record: u64, out: &mut String) -> Result<(), Unwritable> {
-    out.push_str(&code_to_base64(pos.code()));
+    push_base64(pos.code(), out);
     if is_immediate_win(geom, pos) {
         out.push(',');
         out.push_str(CHECKMATE);
@@ -142,6 +142,24 @@ pub fn write_line(geom: &Geometry, pos: &Position, record: u64, out: &mut String
     }
     out.push('\n');
     Ok(())
+}
+
+/// Append the BFS line of canonical position `pos` with its node depths `depths` (field
+/// j empty when node j was not reached), with its final newline, to `out`: the code,
+/// `checkmate` for an immediate-win position, then the 25 fields.
+pub fn write_bfs_line(geom: &Geometry, pos: &Position, depths: &[Option<u32>; FIELDS], out: &mut String) {
+    push_base64(pos.code(), out);
+    if is_immediate_win(geom, pos) {
+        out.push(',');
+        out.push_str(CHECKMATE);
+    }
+    for d in depths {
+        out.push(',');
+        if let Some(d) = d {
+            push_u32(out, *d);
+        }
+    }
+    out.push('\n');
 }
 
 fn push_u32(out: &mut String, v: u32) {
@@ -301,7 +319,7 @@ mod tests {
         let (c, _) = crate::game::symmetry::canonical(g, &p);
         let mut s = String::new();
         write_line(g, &c, 2, &mut s).unwrap();
-        assert_eq!(s, format!("{},checkmate\n", code_to_base64(c.code())));
+        assert_eq!(s, format!("{},checkmate\n", crate::game::notation::code_to_base64(c.code())));
         assert_eq!(parse_line(s.trim_end()).unwrap(), (c.code(), Fields::Checkmate));
     }
 

@@ -427,7 +427,7 @@ impl FirstDepthFile {
 
     /// The depth of node `(canon, j)` (`canon` a canonical position, `j` its published
     /// node index), `None` when it was not reached within the searched depths: see
-    /// [`node_depths`]. The blocks of its predecessors, and that of `canon` itself (whose
+    /// [`node_sources`]. The blocks of its predecessors, and that of `canon` itself (whose
     /// [`FirstDepthFile::position_depth`] a caller most often asks for too), are read
     /// ahead in parallel.
     pub fn node_depth(&self, canon: &Position, j: usize) -> Result<Option<u32>, Error> {
@@ -435,13 +435,12 @@ impl FirstDepthFile {
         if j >= 25 {
             return Ok(None);
         }
+        let mut sources = Vec::new();
+        let start = node_sources(&self.numbering, &self.summary, canon, Some(j), &mut sources);
         let mut wanted: Vec<u64> = self.numbering.global_of(canon).map(|(g, _)| g).into_iter().collect();
-        node_depths(&self.numbering, &self.summary, canon, Some(j), |g| {
-            wanted.push(g);
-            None
-        });
+        wanted.extend(sources.iter().map(|&(g, _)| g));
         self.read_ahead(&wanted);
-        let depths = node_depths(&self.numbering, &self.summary, canon, Some(j), |g| match self.depth_at(g) {
+        let depths = depths_from_sources(&self.summary, &sources, start, |g| match self.depth_at(g) {
             Ok(d) => d,
             Err(e) => {
                 err.get_or_insert(e);
@@ -483,26 +482,25 @@ impl FirstDepthFile {
     }
 }
 
-/// The depth of every node of canonical position `canon` (index `j`: node `(canon, j)`)
-/// in the search `summary` describes, from the first depths of positions (`depth_at(g)`
-/// for global number `g`, `None` when not reached): 0 for the start node, otherwise one
-/// more than the least first depth of a predecessor position that reaches the node (every
-/// predecessor by a move without removal, at the node index its move reaches, and every
-/// predecessor by a move that removed a piece, at node 0; an immediate-win predecessor
-/// only when the search expanded those). `None` for a node no predecessor reached within
-/// the searched depths (and for indices past the last move). With `only: Some(j)`, only
-/// node `j` is found (the others are `None`), reading only its predecessors' depths.
-pub fn node_depths(
+/// The predecessors whose first depths give the nodes of canonical position `canon`
+/// (node `(canon, j)` for index `j`) their depths in the search `summary` describes,
+/// into `sources` (cleared first): every predecessor by a move without removal, with the
+/// index of the node its move reaches, and every predecessor by a move that removed a
+/// piece, at node 0; each as its global number and that index. An immediate-win
+/// predecessor only when the search expanded those. With `only: Some(j)`, those of node
+/// `j` only. Returns whether node 0 is the start node. [`depths_from_sources`] turns them
+/// into depths; a caller that reads depths from memory can ask for them all ahead
+/// ([`crate::sys::prefetch`]) first, so that their cache misses overlap.
+pub fn node_sources(
     numbering: &GameNumbering,
     summary: &FirstDepthSummary,
     canon: &Position,
     only: Option<usize>,
-    mut depth_at: impl FnMut(u64) -> Option<u32>,
-) -> [Option<u32>; 25] {
+    sources: &mut Vec<(u64, u8)>,
+) -> bool {
     let geom = numbering.index().geometry();
-    let mut out = [None::<u32>; 25];
-    let max = summary.layers.len() as u32 - 1;
-    let mut offer = |p: &Position, j: usize, out: &mut [Option<u32>; 25]| {
+    sources.clear();
+    let mut offer = |p: &Position, j: usize| {
         if only.is_some_and(|o| o != j) {
             return;
         }
@@ -510,15 +508,35 @@ pub fn node_depths(
         if !summary.expand_checkmates && is_immediate_win(geom, p) {
             return;
         }
-        if let Some(d) = depth_at(g).map(|d| d + 1).filter(|&d| d <= max) {
-            out[j] = Some(out[j].map_or(d, |b| b.min(d)));
-        }
+        sources.push((g, j as u8));
     };
-    unmoves_with_node_index(geom, canon, |u, j| offer(&u.pred, j, &mut out));
+    unmoves_with_node_index(geom, canon, |u, j| offer(&u.pred, j));
     if only.is_none_or(|o| o == 0) {
-        unmoves_removing(geom, canon, |u| offer(&u.pred, 0, &mut out));
+        unmoves_removing(geom, canon, |u| offer(&u.pred, 0));
     }
-    if only.is_none_or(|o| o == 0) && node_key(canon.code(), 0) == start_key(geom) {
+    only.is_none_or(|o| o == 0) && node_key(canon.code(), 0) == start_key(geom)
+}
+
+/// The depth of every node from [`node_sources`]' answer and the first depths of
+/// positions (`depth_at(g)` for global number `g`, `None` when not reached): 0 for the
+/// start node, otherwise one more than the least first depth among its sources; `None`
+/// for a node no source reached within the searched depths (and for indices past the
+/// last move, and for the nodes `only` left out).
+pub fn depths_from_sources(
+    summary: &FirstDepthSummary,
+    sources: &[(u64, u8)],
+    start: bool,
+    mut depth_at: impl FnMut(u64) -> Option<u32>,
+) -> [Option<u32>; 25] {
+    let mut out = [None::<u32>; 25];
+    let max = summary.layers.len() as u32 - 1;
+    for &(g, j) in sources {
+        if let Some(d) = depth_at(g).map(|d| d + 1).filter(|&d| d <= max) {
+            let o = &mut out[j as usize];
+            *o = Some(o.map_or(d, |b| b.min(d)));
+        }
+    }
+    if start {
         out[0] = Some(0);
     }
     out
