@@ -33,6 +33,9 @@ pub trait HeldPhase: Sync {
     fn packed(&self, idx: u64) -> Packed;
     /// Replace the record of position `idx`; false if this form cannot hold it.
     fn set(&mut self, idx: u64, r: Packed) -> bool;
+    /// Ask for the memory of position `idx`'s record ahead of reading it
+    /// ([`crate::sys::prefetch`]; `idx` out of range asks for nothing useful but is safe).
+    fn prefetch(&self, idx: u64);
 }
 
 impl HeldPhase for PhaseValues {
@@ -46,6 +49,10 @@ impl HeldPhase for PhaseValues {
     fn set(&mut self, idx: u64, r: Packed) -> bool {
         self.raw_mut()[idx as usize] = r.0;
         true
+    }
+    #[inline]
+    fn prefetch(&self, idx: u64) {
+        crate::sys::prefetch(self.raw().as_ptr().wrapping_add(idx as usize));
     }
 }
 
@@ -144,6 +151,10 @@ impl HeldPhase for CompactPhase {
             None => false,
         }
     }
+    #[inline]
+    fn prefetch(&self, idx: u64) {
+        crate::sys::prefetch(self.words.as_ptr().wrapping_add(idx as usize));
+    }
 }
 
 /// The records of a phase group as loaded: the group's phases in full and the base
@@ -173,6 +184,17 @@ impl<P: HeldPhase> RecordSource for GroupRecords<'_, P> {
         match self.lower.iter().find(|l| l.0 == phase) {
             Some((_, b)) => Ok(Record { base: val_outcome(b[idx as usize]), special: None }),
             None => Err(Error::InvalidArgument(format!("phase {phase} is not loaded"))),
+        }
+    }
+    /// The records about to be read are asked for from memory at once, so that their
+    /// cache misses overlap (the children of a position lie far apart in the group).
+    fn will_read(&self, located: &[(Phase, u64)]) {
+        for &(phase, idx) in located {
+            if let Some(p) = self.full.iter().find(|p| p.phase() == phase) {
+                p.prefetch(idx);
+            } else if let Some((_, b)) = self.lower.iter().find(|l| l.0 == phase) {
+                crate::sys::prefetch(b.as_ptr().wrapping_add(idx as usize));
+            }
         }
     }
 }
