@@ -178,11 +178,9 @@ impl<P: HeldPhase> RecordSource for GroupRecords<'_, P> {
     }
     #[inline]
     fn record(&self, phase: Phase, idx: u64) -> Result<Record, Error> {
-        if let Some(p) = self.full.iter().find(|p| p.phase() == phase) {
-            return Ok(p.packed(idx).record());
-        }
-        match self.lower.iter().find(|l| l.0 == phase) {
-            Some((_, b)) => Ok(Record { base: val_outcome(b[idx as usize]), special: None }),
+        match self.held(phase) {
+            Some(Held::Full(p)) => Ok(p.packed(idx).record()),
+            Some(Held::Base(b)) => Ok(Record { base: val_outcome(b[idx as usize]), special: None }),
             None => Err(Error::InvalidArgument(format!("phase {phase} is not loaded"))),
         }
     }
@@ -190,12 +188,28 @@ impl<P: HeldPhase> RecordSource for GroupRecords<'_, P> {
     /// cache misses overlap (the children of a position lie far apart in the group).
     fn will_read(&self, located: &[(Phase, u64)]) {
         for &(phase, idx) in located {
-            if let Some(p) = self.full.iter().find(|p| p.phase() == phase) {
-                p.prefetch(idx);
-            } else if let Some((_, b)) = self.lower.iter().find(|l| l.0 == phase) {
-                crate::sys::prefetch(b.as_ptr().wrapping_add(idx as usize));
+            match self.held(phase) {
+                Some(Held::Full(p)) => p.prefetch(idx),
+                Some(Held::Base(b)) => crate::sys::prefetch(b.as_ptr().wrapping_add(idx as usize)),
+                None => {}
             }
         }
+    }
+}
+
+/// How a phase is held by [`GroupRecords`]: in full, or its base values only.
+enum Held<'a, P> {
+    Full(&'a P),
+    Base(&'a [Val]),
+}
+
+impl<'a, P: HeldPhase> GroupRecords<'a, P> {
+    #[inline]
+    fn held(&self, phase: Phase) -> Option<Held<'a, P>> {
+        if let Some(p) = self.full.iter().find(|p| p.phase() == phase) {
+            return Some(Held::Full(p));
+        }
+        self.lower.iter().find(|l| l.0 == phase).map(|(_, b)| Held::Base(b.as_slice()))
     }
 }
 
