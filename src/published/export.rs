@@ -520,28 +520,31 @@ pub fn export_bfs(
     reporter: &dyn Reporter,
 ) -> Result<Vec<ExportedFile>, Error> {
     use crate::game::node::{key_code, key_index};
-    let mut lines = BfsLines::new(geom, max, lines_per_file, out, Vec::new());
     let mut fields = [None::<u32>; 25];
     let mut current: Option<u64> = None;
     reporter.begin("export BFS", bfs.summary().nodes);
-    bfs.for_each_block(|block| {
-        for &(key, depth) in block {
-            let code = key_code(key);
-            if let Some(c) = current.filter(|&c| c != code) {
-                lines.position(&Position::from_code(c), &fields)?;
-                fields = [None; 25];
+    let result = with_writer(out, Vec::new(), &mut |_, _| Ok(()), |tx| {
+        let mut lines = BfsLines::new(geom, max, FileSplitter::new(tx, max, Kind::Bfs, lines_per_file, 0));
+        bfs.for_each_block(|block| {
+            for &(key, depth) in block {
+                let code = key_code(key);
+                if let Some(c) = current.filter(|&c| c != code) {
+                    lines.position(&Position::from_code(c), &fields)?;
+                    fields = [None; 25];
+                }
+                current = Some(code);
+                fields[key_index(key)] = Some(depth as u32);
             }
-            current = Some(code);
-            fields[key_index(key)] = Some(depth as u32);
+            reporter.advance(block.len() as u64);
+            Ok(())
+        })?;
+        if let Some(c) = current {
+            lines.position(&Position::from_code(c), &fields)?;
         }
-        reporter.advance(block.len() as u64);
-        Ok(())
-    })?;
-    if let Some(c) = current {
-        lines.position(&Position::from_code(c), &fields)?;
-    }
+        lines.flush()
+    });
     reporter.end();
-    lines.finish()
+    result.map(|((), files)| files)
 }
 
 /// Told at the end of every BFS file: the files so far and the positions of each phase in
@@ -607,15 +610,14 @@ pub fn export_bfs_by_positions(
     let summary = depths.summary();
     reporter.begin("export BFS", summary.reached());
     reporter.advance(lines_before);
-    let mut file_number = files.len() as u64;
-    let gone = || Error::InvalidArgument("the export writer stopped".into());
+    let first_file = files.len() as u64;
     let result = with_writer(out, files, file_done, |tx| {
+        let mut files = FileSplitter::new(tx, max, Kind::Bfs, lines_per_file, first_file);
         let mut batch: Vec<Position> = Vec::with_capacity(BATCH);
-        let mut in_file = 0u64;
         loop {
             batch.clear();
             // A batch ends at the end of a file at the latest, where the progress is kept.
-            let want = (BATCH as u64).min(lines_per_file - in_file) as usize;
+            let want = (BATCH as u64).min(files.room()) as usize;
             while batch.len() < want {
                 let Some(k) =
                     (0..heads.len()).filter(|&k| heads[k].is_some()).min_by_key(|&k| heads[k].map(|h| h.1.code()))
@@ -645,17 +647,9 @@ pub fn export_bfs_by_positions(
                     (s, chunk.len() as u64)
                 })
                 .collect();
-            if in_file == 0 {
-                tx.send(Message::Open(file_name(max, Kind::Bfs, file_number))).map_err(|_| gone())?;
-                file_number += 1;
-            }
-            tx.send(Message::Lines(texts)).map_err(|_| gone())?;
-            in_file += batch.len() as u64;
-            if in_file == lines_per_file {
-                let at = heads.iter().zip(&phases).map(|(h, (_, p))| h.as_ref().map_or(p.len(), |h| h.0)).collect();
-                tx.send(Message::Close(at)).map_err(|_| gone())?;
-                in_file = 0;
-            }
+            files.send(texts, batch.len() as u64, || {
+                heads.iter().zip(&phases).map(|(h, (_, p))| h.as_ref().map_or(p.len(), |h| h.0)).collect()
+            })?;
             reporter.advance(batch.len() as u64);
         }
     });
@@ -663,30 +657,20 @@ pub fn export_bfs_by_positions(
     result.map(|((), files)| files)
 }
 
-/// The published BFS files being written: lines in order, split into files of
-/// `lines_per_file` lines, positions of more than `max` pieces left out.
-struct BfsLines<'a> {
+/// The published BFS files of a node-list search being made: lines in order, positions
+/// of more than `max` pieces left out, sent to the writer a few megabytes at a time.
+struct BfsLines<'a, 't> {
     geom: &'a crate::game::Geometry,
     max: u32,
-    lines_per_file: u64,
-    output: Output,
-    in_file: u64,
-    files: u64,
+    files: FileSplitter<'t>,
     text: String,
+    lines: u64,
 }
 
-impl<'a> BfsLines<'a> {
-    /// The lines after the files `done`.
-    fn new(
-        geom: &'a crate::game::Geometry,
-        max: u32,
-        lines_per_file: u64,
-        out: Option<&Path>,
-        done: Vec<ExportedFile>,
-    ) -> BfsLines<'a> {
-        let files = done.len() as u64;
-        let output = Output { dir: out.map(Path::to_path_buf), current: None, done };
-        BfsLines { geom, max, lines_per_file, output, in_file: 0, files, text: String::new() }
+impl<'a, 't> BfsLines<'a, 't> {
+    /// The lines from the first file on.
+    fn new(geom: &'a crate::game::Geometry, max: u32, files: FileSplitter<'t>) -> BfsLines<'a, 't> {
+        BfsLines { geom, max, files, text: String::new(), lines: 0 }
     }
 
     /// The line of canonical position `pos` with its node depths.
@@ -695,33 +679,74 @@ impl<'a> BfsLines<'a> {
             return Ok(());
         }
         write_bfs_line(self.geom, pos, fields, &mut self.text);
-        if self.in_file == 0 {
-            self.output.open(file_name(self.max, Kind::Bfs, self.files))?;
-            self.files += 1;
-        }
-        self.in_file += 1;
-        if self.in_file == self.lines_per_file || self.text.len() > 1 << 22 {
-            self.output.write(&self.text, newlines(&self.text))?;
-            self.text.clear();
-        }
-        if self.in_file == self.lines_per_file {
-            self.output.close()?;
-            self.in_file = 0;
+        self.lines += 1;
+        if self.lines == self.files.room() || self.text.len() > 1 << 22 {
+            self.flush()?;
         }
         Ok(())
     }
 
-    fn finish(mut self) -> Result<Vec<ExportedFile>, Error> {
-        if !self.text.is_empty() {
-            self.output.write(&self.text, newlines(&self.text))?;
+    fn flush(&mut self) -> Result<(), Error> {
+        if self.lines > 0 {
+            let text = std::mem::take(&mut self.text);
+            self.files.send(vec![(text, self.lines)], self.lines, Vec::new)?;
+            self.lines = 0;
         }
-        self.output.close()?;
-        Ok(self.output.done)
+        Ok(())
     }
 }
 
-fn newlines(text: &str) -> u64 {
-    text.bytes().filter(|&b| b == b'\n').count() as u64
+/// Splits the lines a producer makes into published files of `lines_per_file` lines
+/// each for the writer thread: it opens a file before its first lines and closes it
+/// after its last, with the positions of each phase that the files so far hold.
+struct FileSplitter<'t> {
+    tx: &'t std::sync::mpsc::SyncSender<Message>,
+    max: u32,
+    kind: Kind,
+    lines_per_file: u64,
+    next_file: u64,
+    in_file: u64,
+}
+
+impl<'t> FileSplitter<'t> {
+    /// Files of `kind` with `max` pieces, numbered from `first_file` on.
+    fn new(
+        tx: &'t std::sync::mpsc::SyncSender<Message>,
+        max: u32,
+        kind: Kind,
+        lines_per_file: u64,
+        first_file: u64,
+    ) -> FileSplitter<'t> {
+        FileSplitter { tx, max, kind, lines_per_file, next_file: first_file, in_file: 0 }
+    }
+
+    /// How many more lines the current file (or the next, none being open) takes.
+    fn room(&self) -> u64 {
+        self.lines_per_file - self.in_file
+    }
+
+    /// Send `texts`, `lines` lines in all (at most [`FileSplitter::room`]); a file that
+    /// they fill is closed with the positions of each phase that `consumed` gives.
+    fn send(
+        &mut self,
+        texts: Vec<(String, u64)>,
+        lines: u64,
+        consumed: impl FnOnce() -> Vec<u64>,
+    ) -> Result<(), Error> {
+        debug_assert!(lines <= self.room());
+        let gone = |_| Error::InvalidArgument("the export writer stopped".into());
+        if self.in_file == 0 {
+            self.tx.send(Message::Open(file_name(self.max, self.kind, self.next_file))).map_err(gone)?;
+            self.next_file += 1;
+        }
+        self.tx.send(Message::Lines(texts)).map_err(gone)?;
+        self.in_file += lines;
+        if self.in_file == self.lines_per_file {
+            self.tx.send(Message::Close(consumed())).map_err(gone)?;
+            self.in_file = 0;
+        }
+        Ok(())
+    }
 }
 
 /// What the producer sends the writer thread.
@@ -744,16 +769,15 @@ fn produce(
     max: u32,
     lines_per_file: u64,
     cursors: &mut [Cursor<'_>],
-    (mut files, mut written): (u64, u64),
+    (first_file, mut written): (u64, u64),
     tx: &std::sync::mpsc::SyncSender<Message>,
     reporter: &dyn Reporter,
 ) -> Result<u64, Error> {
-    let gone = || Error::InvalidArgument("the export writer stopped".into());
+    let mut files = FileSplitter::new(tx, max, Kind::Retrograde, lines_per_file, first_file);
     let mut batch: Vec<(Position, u64)> = Vec::with_capacity(BATCH);
-    let mut in_file = 0u64;
     let mut last: Option<u64> = None;
     loop {
-        let want = (BATCH as u64).min(lines_per_file - in_file) as usize;
+        let want = (BATCH as u64).min(files.room()) as usize;
         batch.clear();
         while batch.len() < want {
             let mut best: Option<(usize, u64)> = None;
@@ -795,17 +819,8 @@ fn produce(
             })
             .collect();
         let texts = texts.into_iter().collect::<Result<Vec<_>, Error>>()?;
-        if in_file == 0 {
-            tx.send(Message::Open(file_name(max, Kind::Retrograde, files))).map_err(|_| gone())?;
-            files += 1;
-        }
-        tx.send(Message::Lines(texts)).map_err(|_| gone())?;
-        in_file += batch.len() as u64;
+        files.send(texts, batch.len() as u64, || cursors.iter().map(Cursor::consumed).collect())?;
         written += batch.len() as u64;
-        if in_file == lines_per_file {
-            tx.send(Message::Close(cursors.iter().map(Cursor::consumed).collect())).map_err(|_| gone())?;
-            in_file = 0;
-        }
         reporter.advance(batch.len() as u64);
     }
 }
