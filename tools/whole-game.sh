@@ -18,7 +18,8 @@
 #   --ostledb     the binary (default target/release/ostledb beside this script)
 #   --max-pieces  10 for the whole game (default); 8 or 9 for a trial run
 #   --bfs-depth   the BFS's last depth (default 255: to the end)
-#   --stages      comma-separated subset, in the order below (default: all)
+#   --stages      comma-separated stages, run in the order given (default: all, in the
+#                 order below; e.g. bfs,digest to have the digest before verify)
 #
 # Stages: solve, bfs, verify, stats, longest, digest, check (check: the whole game only).
 # Exit code: 0 when every stage asked for is done, else that of the first that failed.
