@@ -20,8 +20,11 @@ use crate::store::file::{WordHash, fault_point, header_version, open_existing, o
 
 /// The first 8 bytes of a group checkpoint file.
 pub const MAGIC: [u8; 8] = *b"OSTLEGRP";
-/// The format version this code writes and reads.
-pub const VERSION: u32 = 3;
+/// The format version this code writes; it reads this one and the one before.
+pub const VERSION: u32 = 4;
+/// The oldest format version this code reads: v3, the same file without the decisions
+/// done (the progress of a group resumed from one starts from 0, as it did).
+pub const OLDEST: u32 = 3;
 /// Header size in bytes.
 pub const HEADER_LEN: usize = 64;
 
@@ -57,6 +60,9 @@ pub(crate) struct Resumed {
     /// How many events the group's event log holds at the end of each level below
     /// `level`.
     pub log_ends: Vec<u64>,
+    /// How far the group's progress had counted (its decisions of the generic values
+    /// propagated); 0 from a v3 file.
+    pub advanced: u64,
 }
 
 /// The checkpoint file of the group made of `phases`, e.g. `group-5-4-4-5.ckpt`.
@@ -112,10 +118,20 @@ impl<W: Write> Out<W> {
     }
 }
 
-fn header(geom: &Geometry, phases: &[Phase], chunk: u32, n: u64, level: u32, last: u32, sum: u64) -> [u8; 64] {
+/// Where a group stands in a header: the next level, the last distance of the queues and
+/// the progress counted.
+#[derive(Clone, Copy)]
+struct At {
+    level: u32,
+    last: u32,
+    advanced: u64,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn header(geom: &Geometry, phases: &[Phase], chunk: u32, n: u64, version: u32, at: At, sum: u64) -> [u8; 64] {
     let mut h = [0u8; HEADER_LEN];
     h[0..8].copy_from_slice(&MAGIC);
-    h[8..12].copy_from_slice(&VERSION.to_le_bytes());
+    h[8..12].copy_from_slice(&version.to_le_bytes());
     h[12] = geom.side() as u8;
     h[13] = geom.start_pieces() as u8;
     h[14] = phases.len() as u8;
@@ -125,8 +141,9 @@ fn header(geom: &Geometry, phases: &[Phase], chunk: u32, n: u64, level: u32, las
     }
     h[20..24].copy_from_slice(&chunk.to_le_bytes());
     h[24..32].copy_from_slice(&n.to_le_bytes());
-    h[32..36].copy_from_slice(&level.to_le_bytes());
-    h[36..40].copy_from_slice(&last.to_le_bytes());
+    h[32..36].copy_from_slice(&at.level.to_le_bytes());
+    h[36..40].copy_from_slice(&at.last.to_le_bytes());
+    h[40..48].copy_from_slice(&at.advanced.to_le_bytes());
     h[56..64].copy_from_slice(&sum.to_le_bytes());
     h
 }
@@ -143,7 +160,8 @@ fn header_words(h: &[u8; HEADER_LEN], hash: &mut WordHash) {
 const TABLE: usize = 5;
 
 /// Write the working state of a group between two levels (atomically). `level` is the
-/// next level to process. Called with no other thread touching `states`.
+/// next level to process, `advanced` how far its progress has counted. Called with no
+/// other thread touching `states`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn save(
     dir: &Path,
@@ -156,7 +174,9 @@ pub(crate) fn save(
     queues: &[ChunkQueue],
     buckets: &[Vec<u32>],
     log_ends: &[u64],
+    advanced: u64,
 ) -> Result<PathBuf, Error> {
+    let at = At { level, last, advanced };
     std::fs::create_dir_all(dir).map_err(io(dir))?;
     let path = group_file(dir, phases);
     let tmp = path.with_extension("ckpt.tmp");
@@ -165,7 +185,7 @@ pub(crate) fn save(
     let f = File::create(&tmp).map_err(io(&tmp))?;
     let mut w = BufWriter::with_capacity(1 << 20, f);
     let mut hash = WordHash::new();
-    header_words(&header(geom, phases, chunk as u32, n, level, last, 0), &mut hash);
+    header_words(&header(geom, phases, chunk as u32, n, VERSION, at, 0), &mut hash);
     w.write_all(&[0u8; HEADER_LEN]).map_err(io(&tmp))?;
     let mut out = Out { w, hash, path: tmp.clone() };
     for c in states.chunks(1 << 16) {
@@ -191,7 +211,7 @@ pub(crate) fn save(
     let (w, sum) = out.finish()?;
     let mut f = w.into_inner().map_err(|e| Error::Io { path: tmp.clone(), source: e.into_error() })?;
     f.seek(SeekFrom::Start(0)).map_err(io(&tmp))?;
-    f.write_all(&header(geom, phases, chunk as u32, n, level, last, sum)).map_err(io(&tmp))?;
+    f.write_all(&header(geom, phases, chunk as u32, n, VERSION, at, sum)).map_err(io(&tmp))?;
     f.sync_all().map_err(io(&tmp))?;
     drop(f);
     rename_durably(&tmp, &path)?;
@@ -260,12 +280,13 @@ pub(crate) fn load(
     let mut r = BufReader::with_capacity(1 << 20, f);
     let mut h = [0u8; HEADER_LEN];
     r.read_exact(&mut h).map_err(|_| corrupt("shorter than its 64-byte header".into()))?;
-    header_version(&path, &h, &MAGIC, VERSION..=VERSION, FileKind::Checkpoint, |h| whole_file_holds(&path, h))?;
+    let version =
+        header_version(&path, &h, &MAGIC, OLDEST..=VERSION, FileKind::Checkpoint, |h| whole_file_holds(&path, h))?;
     let u32_at = |k: usize| u32::from_le_bytes(h[k..k + 4].try_into().expect("4 bytes"));
     let u64_at = |k: usize| u64::from_le_bytes(h[k..k + 8].try_into().expect("8 bytes"));
-    let last = u32_at(36);
-    let level = u32_at(32);
-    let expect = header(geom, phases, chunk as u32, n, level, last, u64_at(56));
+    let (level, last) = (u32_at(32), u32_at(36));
+    let advanced = if version >= 4 { u64_at(40) } else { 0 };
+    let expect = header(geom, phases, chunk as u32, n, version, At { level, last, advanced }, u64_at(56));
     if h != expect {
         return Err(corrupt(format!(
             "made for another board, group, chunk size or position count (expected {} positions of {})",
@@ -341,7 +362,7 @@ pub(crate) fn load(
     if inp.hash.finish() != u64_at(56) {
         return Err(checksum_mismatch(&path, FileKind::Checkpoint, "header and body", None, None));
     }
-    Ok(Some(Resumed { level, last, states, queues, buckets, log_ends }))
+    Ok(Some(Resumed { level, last, states, queues, buckets, log_ends, advanced }))
 }
 
 /// True when the checkpoint at `path`, with the header `h` in place of its own, passes
@@ -405,13 +426,14 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("ostledb-grp-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let (states, queues, buckets, ends) = sample();
-        let path = save(&dir, &g, &phases, 8, 2, 9, &states, &queues, &buckets, &ends).unwrap();
+        let path = save(&dir, &g, &phases, 8, 2, 9, &states, &queues, &buckets, &ends, 1234).unwrap();
         let back = load(&dir, &g, &phases, 8, 21).unwrap().unwrap();
         assert_eq!((back.level, back.last), (2, 9));
         assert_eq!(back.states, states.iter().map(|s| s.load(Ordering::Relaxed)).collect::<Vec<_>>());
         assert_eq!(back.queues, queues);
         assert_eq!(back.buckets, buckets);
         assert_eq!(back.log_ends, ends);
+        assert_eq!(back.advanced, 1234);
         // Other expectations are refused, not misread.
         assert!(matches!(load(&dir, &g, &phases, 16, 21), Err(Error::Corrupt { .. })));
         assert!(matches!(load(&dir, &g, &phases, 8, 20), Err(Error::Corrupt { .. })));
@@ -452,7 +474,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("ostledb-grp-format-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let (states, queues, buckets, ends) = sample();
-        let path = save(&dir, &g, &phases, 8, 2, 9, &states, &queues, &buckets, &ends).unwrap();
+        let path = save(&dir, &g, &phases, 8, 2, 9, &states, &queues, &buckets, &ends, 1234).unwrap();
         let good = std::fs::read(&path).unwrap();
         let read = |bytes: &[u8]| {
             std::fs::write(&path, bytes).unwrap();
@@ -479,18 +501,34 @@ mod tests {
         );
         assert_eq!(e.exit_code(), crate::error::EXIT_FAILED);
         assert!(e.to_string().contains("or delete it"), "{e}");
-        // An intact file of the previous format: an earlier build's, said so.
+        // An intact file of the previous format, v3 (no progress count), is read: its
+        // progress starts from 0. One with a count where v3 has zeros is damaged.
+        let resum = |bytes: &mut Vec<u8>| {
+            let mut hash = WordHash::new();
+            hash.bytes(&bytes[..56]);
+            hash.bytes(&bytes[64..]);
+            let sum = hash.finish();
+            bytes[56..64].copy_from_slice(&sum.to_le_bytes());
+        };
+        let mut v3 = good.clone();
+        v3[8..12].copy_from_slice(&OLDEST.to_le_bytes());
+        resum(&mut v3);
+        let e = read(&v3);
+        assert!(matches!(&e, Error::Corrupt { reason, .. } if reason.contains("made for another")), "{e:?}");
+        v3[40..48].fill(0);
+        resum(&mut v3);
+        std::fs::write(&path, &v3).unwrap();
+        let back = load(&dir, &g, &phases, 8, 21).unwrap().unwrap();
+        assert_eq!((back.level, back.last, back.advanced, back.log_ends.as_slice()), (2, 9, 0, &[0u64, 4][..]));
+        // An intact file of a format before that: an earlier build's, said so.
         let mut older = good.clone();
-        older[8..12].copy_from_slice(&(VERSION - 1).to_le_bytes());
-        let mut hash = WordHash::new();
-        hash.bytes(&older[..56]);
-        hash.bytes(&older[64..]);
-        older[56..64].copy_from_slice(&hash.finish().to_le_bytes());
+        older[8..12].copy_from_slice(&(OLDEST - 1).to_le_bytes());
+        resum(&mut older);
         let e = read(&older);
         let text = e.to_string();
         assert!(matches!(e, Error::Corrupt { .. }), "{e:?}");
-        assert!(text.contains(&format!("format v{}, written by an earlier ostledb", VERSION - 1)), "{text}");
-        assert!(text.contains("delete it"), "{text}");
+        assert!(text.contains(&format!("format v{}, written by an earlier ostledb", OLDEST - 1)), "{text}");
+        assert!(text.contains("finish with the build that wrote it"), "{text}");
         let mut flipped = good.clone();
         flipped[HEADER_LEN + 3] ^= 0x01;
         let e = read(&flipped);

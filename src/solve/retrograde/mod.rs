@@ -472,7 +472,7 @@ fn solve_group(
         Some(dir) => checkpoint::load(dir, geom, &phases, CHUNK, n)?,
         None => None,
     };
-    let (states, mut queues, last, mut buckets, mut d, mut log) = match resumed {
+    let (states, mut queues, last, mut buckets, mut d, mut log, before) = match resumed {
         Some(r) => {
             rep.note(&format!(
                 "{label}: resumed from its checkpoint at level {}; {}",
@@ -481,7 +481,7 @@ fn solve_group(
             ));
             let path = log_path.as_deref().expect("a checkpoint is read from a directory");
             let log = EventLog::resume(path, r.log_ends)?;
-            (into_atomic(r.states), r.queues, r.last as usize, r.buckets, r.level as usize, log)
+            (into_atomic(r.states), r.queues, r.last as usize, r.buckets, r.level as usize, log, Some(r.advanced))
         }
         None => {
             if let Some(dir) = &opts.dir {
@@ -492,7 +492,7 @@ fn solve_group(
                 Some(path) => EventLog::create(path)?,
                 None => EventLog::memory(),
             };
-            (states, queues, last, Vec::new(), 0, log)
+            (states, queues, last, Vec::new(), 0, log, None)
         }
     };
     // Only init reads the group below.
@@ -503,8 +503,12 @@ fn solve_group(
     // 2. Levels: at level d, first the wins through a capture at distance d (they come
     // before any propagation of level d, which only decides distances above d), then every
     // decision of distance d is propagated, and logged: its distance is the level.
+    // A resumed group's bar goes on from where its checkpoint counted.
     rep.begin(&format!("{label} retrograde"), n);
-    let mut advanced = 0u64;
+    let mut advanced = before.unwrap_or(0);
+    if before.is_some() {
+        rep.advance(advanced);
+    }
     while d <= last || d < buckets.len() {
         let level = d as u32;
         if d <= last {
@@ -606,8 +610,8 @@ fn solve_group(
         d += 1;
         let more = d <= last || d < buckets.len();
         // After the last level the positions no level decided (the draws, and the wins
-        // decided at init) are settled too: the bar, which counts from this run's start,
-        // ends full, so that only a step stopped early reads "X of Y done".
+        // decided at init) are settled too: the bar ends full, so that only a step
+        // stopped early reads "X of Y done".
         advanced += decided_gen;
         rep.advance(if more { decided_gen } else { decided_gen + n.saturating_sub(advanced) });
         let stop = opts.stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed));
@@ -628,6 +632,7 @@ fn solve_group(
                 &queues,
                 &buckets,
                 log.ends(),
+                advanced,
             )?;
             rep.note(&format!("{label}: checkpoint at level {d} written to {} in {:.1?}", path.display(), t.elapsed()));
             saved = std::time::Instant::now();

@@ -70,6 +70,10 @@ struct StopAfter {
     levels: usize,
     seen: std::sync::atomic::AtomicUsize,
     active: std::sync::atomic::AtomicBool,
+    /// A resumed group's bar is first advanced to where its checkpoint counted: not a level.
+    resumed: std::sync::atomic::AtomicBool,
+    /// The group's retrograde bar: its total and every advance.
+    bar: Mutex<(u64, Vec<u64>)>,
     stop: Arc<std::sync::atomic::AtomicBool>,
     log: Log,
 }
@@ -81,6 +85,8 @@ impl StopAfter {
             levels,
             seen: Default::default(),
             active: Default::default(),
+            resumed: Default::default(),
+            bar: Default::default(),
             stop: Default::default(),
             log: Log::default(),
         })
@@ -89,17 +95,30 @@ impl StopAfter {
 
 impl Reporter for StopAfter {
     fn begin(&self, label: &str, total: u64) {
-        self.active.store(label.starts_with(self.group) && label.ends_with("retrograde"), Ordering::Relaxed);
+        let active = label.starts_with(self.group) && label.ends_with("retrograde");
+        self.active.store(active, Ordering::Relaxed);
+        if active {
+            self.bar.lock().unwrap().0 = total;
+        }
         self.log.begin(label, total);
     }
-    fn advance(&self, _: u64) {
-        // One call per level in the retrograde step.
+    fn advance(&self, by: u64) {
+        if self.active.load(Ordering::Relaxed) {
+            self.bar.lock().unwrap().1.push(by);
+        }
+        // One call per level in the retrograde step, after the resumed count.
+        if self.active.load(Ordering::Relaxed) && self.resumed.swap(false, Ordering::Relaxed) {
+            return;
+        }
         if self.active.load(Ordering::Relaxed) && self.seen.fetch_add(1, Ordering::Relaxed) + 1 == self.levels {
             self.stop.store(true, Ordering::Relaxed);
         }
     }
     fn end(&self) {}
     fn note(&self, m: &str) {
+        if m.starts_with(self.group) && m.contains("resumed from its checkpoint") {
+            self.resumed.store(true, Ordering::Relaxed);
+        }
         self.log.note(m);
     }
 }
@@ -108,6 +127,7 @@ impl Reporter for StopAfter {
 fn a_solve_stopped_inside_a_group_resumes_there_and_ends_identical() {
     let g = Geometry::new(4, 3).unwrap();
     let fresh = solve(&g, 6, &SolveOptions::default()).unwrap();
+    let mut counted_any = false;
     for (group, first, second) in [("(3,2)+(2,3)", 1, 4), ("(3,3)", 3, 2), ("(2,2)", 2, 1)] {
         let dir = std::env::temp_dir().join(format!("ostledb-midgroup-{}-{first}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
@@ -119,10 +139,11 @@ fn a_solve_stopped_inside_a_group_resumes_there_and_ends_identical() {
                 checkpoint_every: None,
                 stop: Some(rep.stop.clone()),
             };
-            (solve(&g, 6, &opts), rep.log.0.lock().unwrap().clone())
+            let r = solve(&g, 6, &opts);
+            (r, rep.log.0.lock().unwrap().clone(), rep.bar.lock().unwrap().clone())
         };
         // Stopped: an error naming the level; the checkpoint is on disk.
-        let (r, _) = run(first);
+        let (r, _, (total, stopped)) = run(first);
         match r {
             Err(Error::Interrupted { group: gr, level, saved: true }) => {
                 assert_eq!((gr.as_str(), level as usize), (group, first), "{group}");
@@ -134,14 +155,21 @@ fn a_solve_stopped_inside_a_group_resumes_there_and_ends_identical() {
         assert!(checkpoint::group_file(&dir, &phases).exists(), "{group}");
         assert!(log_file(&dir, &phases).exists(), "{group}");
         // Resumed, stopped again further on, resumed again to the end.
-        let (r, notes) = run(second);
+        // The bar goes on from where it stood when the group stopped, and ends full.
+        let (r, notes, (_, again)) = run(second);
         assert!(matches!(r, Err(Error::Interrupted { .. })), "{group}: {r:?}");
+        let counted: u64 = stopped.iter().sum();
+        assert!(counted < total, "{group}: {stopped:?} of {total}");
+        counted_any |= again.iter().sum::<u64>() > 0;
+        assert_eq!(again.first(), Some(&counted), "{group}: {again:?}");
         assert!(
             notes.iter().any(|n| n.contains(&format!("resumed from its checkpoint at level {first}"))),
             "{notes:?}"
         );
-        let (r, notes) = run(usize::MAX);
+        let (r, notes, (_, last)) = run(usize::MAX);
         let resumed = r.unwrap();
+        assert_eq!(last.first(), Some(&again.iter().sum()), "{group}: {last:?}");
+        assert_eq!(last.iter().sum::<u64>(), total, "{group}: {last:?}");
         let at = format!("resumed from its checkpoint at level {}", first + second);
         assert!(notes.iter().any(|n| n.contains(&at)), "{group}: {notes:?}");
         for (a, b) in fresh.phases().iter().zip(resumed.phases()) {
@@ -151,6 +179,7 @@ fn a_solve_stopped_inside_a_group_resumes_there_and_ends_identical() {
         assert!(!log_file(&dir, &phases).exists(), "{group}: event log left behind");
         let _ = std::fs::remove_dir_all(&dir);
     }
+    assert!(counted_any, "no group had counted any progress when it stopped the second time");
 }
 
 #[test]
