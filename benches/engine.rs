@@ -5,7 +5,7 @@ use criterion::{Criterion, Throughput, black_box, criterion_group, criterion_mai
 use ostledb::game::moves::{
     Removal, can_capture, can_capture_by_walking, move_index, moves, play, transform_move, unmoves,
 };
-use ostledb::game::node::{children, key_code, pred_node_index};
+use ostledb::game::node::{children, children_with, key_code, pred_node_index};
 use ostledb::game::symmetry::canonical;
 use ostledb::game::{Geometry, Phase, Position};
 use ostledb::index::{GameNumbering, PhaseIndex, PlayerSets};
@@ -119,6 +119,24 @@ fn bench(c: &mut Criterion) {
                 for &k in kids[..n].iter().flatten() {
                     let c = Position::from_code(key_code(k));
                     acc = acc.wrapping_add(numbering.global_of(&c).map_or(0, |(x, _)| x));
+                }
+            }
+            black_box(acc)
+        })
+    });
+    // The breadth-first search's own step per expanded position: every child as a node
+    // named by its global number, with its canonical form (the step's marking is left
+    // out: it is memory, not computation).
+    grp.bench_function("children_with+locate (per position)", |b| {
+        b.iter(|| {
+            let mut acc = 0u64;
+            for p in &positions {
+                let (kids, n) = children_with(g, p, |x| {
+                    let (global, _, at) = numbering.locate(x)?;
+                    Some((at.canonical, at.sym, (global, at.canonical)))
+                });
+                for &((at, c), j) in kids[..n].iter().flatten() {
+                    acc = acc.wrapping_add(at ^ c.code() ^ j as u64);
                 }
             }
             black_box(acc)

@@ -201,26 +201,26 @@ impl PhaseIndex {
         (slot, best_k, (best >> 5) as u32, (best & 31) as u32, tied)
     }
 
-    /// The index of `pos` (any symmetric image of a position of this phase), a symmetry
-    /// `k` with `pos.transformed(k)` canonical, and whether the canonical position is fixed
-    /// by some symmetry other than the identity (then `k` is one of several).
+    /// Where `pos` (any symmetric image of a position of this phase) is: its index, a
+    /// symmetry that makes it canonical, and its canonical form, which the search for
+    /// the index finds anyway (so a caller need not transform `pos` again).
     #[inline]
-    pub fn locate(&self, pos: &Position) -> (u64, usize, bool) {
-        let (slot, k, o, h, symmetric) = self.canonical_parts(pos);
-        let free = self.geom.all() & !self.sets.set(slot);
-        let inner = inner_rank(free, o, h, self.holes);
-        let idx = match self.bitmap_of[slot] {
+    pub fn locate(&self, pos: &Position) -> Located {
+        let (slot, sym, o, h, symmetric) = self.canonical_parts(pos);
+        let p = self.sets.set(slot);
+        let inner = inner_rank(self.geom.all() & !p, o, h, self.holes);
+        let index = match self.bitmap_of[slot] {
             u32::MAX => self.offsets[slot] + inner,
             b => self.offsets[slot] + self.bitmap(b).rank(inner).expect("canonical inner pair"),
         };
-        (idx, k, symmetric)
+        Located { index, sym, canonical: Position::new(p, o, h), symmetric }
     }
 
     /// The index of `pos` (any symmetric image of a position of this phase).
     #[inline]
     pub fn index_of(&self, pos: &Position) -> u64 {
         debug_assert_eq!(pos.phase(), self.phase);
-        self.locate(pos).0
+        self.locate(pos).index
     }
 
     /// The canonical position with index `idx` (`idx < len()`).
@@ -260,6 +260,20 @@ impl PhaseIndex {
             .into_par_iter()
             .flat_map_iter(move |a| (a..).zip(self.positions(a..(a + RUN).min(end))))
     }
+}
+
+/// Where [`PhaseIndex::locate`] found a position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Located {
+    /// The position's index in its phase.
+    pub index: u64,
+    /// A symmetry `k` with `pos.transformed(k) == canonical`; one of several when
+    /// `symmetric`.
+    pub sym: usize,
+    /// The canonical form, the position numbered `index`.
+    pub canonical: Position,
+    /// Whether the canonical form is fixed by some symmetry other than the identity.
+    pub symmetric: bool,
 }
 
 /// Positions per work item of [`PhaseIndex::par_positions`].
@@ -689,6 +703,30 @@ mod tests {
                 assert_eq!(canonical(&g, &p).0, p, "{p:?} canonical");
                 assert_eq!(ph.index_of(&p), i);
                 assert!(seen.insert(p));
+            }
+        }
+    }
+
+    #[test]
+    fn locate_finds_every_image_with_its_canonical_form_and_symmetry() {
+        // Every image of every position on 3x3, and of every 97th on 4x4, located and
+        // compared with the naive canonical form (`symmetry::canonical`).
+        for (g, step) in [(Geometry::new(3, 3).unwrap(), 1), (Geometry::new(4, 4).unwrap(), 97)] {
+            let idx = GameIndex::build(&g, 2 * g.start_pieces()).unwrap();
+            for ph in idx.phases() {
+                for i in (0..ph.len()).step_by(step) {
+                    let p = ph.position_at(i);
+                    let fixed = (1..8).any(|k| p.transformed(&g, k) == p);
+                    for k in 0..8 {
+                        let image = p.transformed(&g, k);
+                        let at = ph.locate(&image);
+                        assert_eq!(at.index, i, "{image:?}");
+                        assert_eq!(at.canonical, p, "{image:?}");
+                        assert_eq!(at.canonical, canonical(&g, &image).0, "{image:?}");
+                        assert_eq!(image.transformed(&g, at.sym), p, "{image:?} by {}", at.sym);
+                        assert_eq!(at.symmetric, fixed, "{p:?}");
+                    }
+                }
             }
         }
     }

@@ -4,7 +4,7 @@
 
 use crate::error::Error;
 use crate::game::{Geometry, Phase, Position};
-use crate::index::GameIndex;
+use crate::index::{GameIndex, Located};
 
 /// The global numbering of positions: every phase of the game in solving order, each by
 /// its dense index, one after another.
@@ -60,13 +60,14 @@ impl GameNumbering {
         Some((self.starts[s] + self.index.phases()[s].index_of(pos), s))
     }
 
-    /// [`Self::global_of`] with a symmetry `k` that makes `pos` canonical
-    /// (`pos.transformed(k)` is the position numbered): global number, phase slot, `k`.
+    /// [`Self::global_of`] with the rest of what [`PhaseIndex::locate`] finds: the
+    /// global number, the phase slot, and where `pos` is in its phase (`index` there is
+    /// the phase's own number).
     #[inline]
-    pub fn locate(&self, pos: &Position) -> Option<(u64, usize, usize)> {
+    pub fn locate(&self, pos: &Position) -> Option<(u64, usize, Located)> {
         let s = self.slot(pos)?;
-        let (idx, k, _) = self.index.phases()[s].locate(pos);
-        Some((self.starts[s] + idx, s, k))
+        let at = self.index.phases()[s].locate(pos);
+        Some((self.starts[s] + at.index, s, at))
     }
 
     /// The canonical position with global number `g < len()`.

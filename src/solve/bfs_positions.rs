@@ -644,11 +644,10 @@ impl Search<'_> {
         let (kids, n) = children_with(self.geom, &p, |x| {
             let located = self.universe.locate(x);
             debug_assert!(located.is_some(), "a child outside the live phases: {x:?}");
-            let (g, slot, k) = located?;
+            let (g, slot, at) = located?;
             crate::sys::prefetch(&self.masks[g as usize]);
             crate::sys::prefetch(&self.touched[(g / 64) as usize]);
-            let c = x.transformed(self.geom, k);
-            Some((c, k, (g, slot, c)))
+            Some((at.canonical, at.sym, (g, slot, at.canonical)))
         });
         for &((g, slot, c), j) in kids[..n].iter().flatten() {
             debug_assert!(j <= 24, "forbidden index {j}");

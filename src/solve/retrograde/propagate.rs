@@ -107,14 +107,13 @@ pub(super) fn propagate(
                 fixed |= c == code;
             }
         }
-        let (local, k, symmetric) = pidx.locate(&u.pred);
-        let q = poff + local;
-        if symmetric || fixed {
+        let at = pidx.locate(&u.pred);
+        let q = poff + at.index;
+        if at.symmetric || fixed {
             slow.push(q);
             return;
         }
-        let canon = u.pred.transformed(geom, k);
-        let i = move_index(geom, &canon, transform_move(geom, k, u.mv)) as u32;
+        let i = move_index(geom, &at.canonical, transform_move(geom, at.sym, u.mv)) as u32;
         crate::sys::prefetch(&states[q as usize]);
         pending.push((q, i));
     });
