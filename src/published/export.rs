@@ -524,7 +524,7 @@ pub fn export_bfs(
     let mut current: Option<u64> = None;
     reporter.begin("export BFS", bfs.summary().nodes);
     let result = with_writer(out, Vec::new(), &mut |_, _| Ok(()), |tx| {
-        let mut lines = BfsLines::new(geom, max, FileSplitter::new(tx, max, Kind::Bfs, lines_per_file, 0));
+        let mut lines = BfsLines::new(geom, FileSplitter::new(tx, max, Kind::Bfs, lines_per_file, 0));
         bfs.for_each_block(|block| {
             for &(key, depth) in block {
                 let code = key_code(key);
@@ -657,30 +657,33 @@ pub fn export_bfs_by_positions(
     result.map(|((), files)| files)
 }
 
+/// Bytes of node-list BFS lines sent to the writer at a time (a line more at most).
+const BFS_TEXT_BYTES: usize = 1 << 22;
+
 /// The published BFS files of a node-list search being made: lines in order, positions
-/// of more than `max` pieces left out, sent to the writer a few megabytes at a time.
+/// of more than the splitter's pieces left out, sent to the writer a few megabytes at a
+/// time.
 struct BfsLines<'a, 't> {
     geom: &'a crate::game::Geometry,
-    max: u32,
     files: FileSplitter<'t>,
     text: String,
     lines: u64,
 }
 
 impl<'a, 't> BfsLines<'a, 't> {
-    /// The lines from the first file on.
-    fn new(geom: &'a crate::game::Geometry, max: u32, files: FileSplitter<'t>) -> BfsLines<'a, 't> {
-        BfsLines { geom, max, files, text: String::new(), lines: 0 }
+    /// The lines from the first file on, of positions of at most the splitter's pieces.
+    fn new(geom: &'a crate::game::Geometry, files: FileSplitter<'t>) -> BfsLines<'a, 't> {
+        BfsLines { geom, files, text: String::with_capacity(BFS_TEXT_BYTES + 256), lines: 0 }
     }
 
     /// The line of canonical position `pos` with its node depths.
     fn position(&mut self, pos: &Position, fields: &[Option<u32>; 25]) -> Result<(), Error> {
-        if pos.phase().pieces() > self.max {
+        if pos.phase().pieces() > self.files.max {
             return Ok(());
         }
         write_bfs_line(self.geom, pos, fields, &mut self.text);
         self.lines += 1;
-        if self.lines == self.files.room() || self.text.len() > 1 << 22 {
+        if self.lines == self.files.room() || self.text.len() > BFS_TEXT_BYTES {
             self.flush()?;
         }
         Ok(())
@@ -688,7 +691,8 @@ impl<'a, 't> BfsLines<'a, 't> {
 
     fn flush(&mut self) -> Result<(), Error> {
         if self.lines > 0 {
-            let text = std::mem::take(&mut self.text);
+            // The text goes to the writer thread; the next one starts at its full size.
+            let text = std::mem::replace(&mut self.text, String::with_capacity(BFS_TEXT_BYTES + 256));
             self.files.send(vec![(text, self.lines)], self.lines, Vec::new)?;
             self.lines = 0;
         }
