@@ -60,9 +60,9 @@ impl GameNumbering {
         Some((self.starts[s] + self.index.phases()[s].index_of(pos), s))
     }
 
-    /// [`Self::global_of`] with the rest of what [`PhaseIndex::locate`] finds: the
-    /// global number, the phase slot, and where `pos` is in its phase (`index` there is
-    /// the phase's own number).
+    /// [`Self::global_of`] with the rest of what [`crate::index::PhaseIndex::locate`]
+    /// finds: the global number, the phase slot, and where `pos` is in its phase
+    /// (`index` there is the phase's own number).
     #[inline]
     pub fn locate(&self, pos: &Position) -> Option<(u64, usize, Located)> {
         let s = self.slot(pos)?;
