@@ -132,11 +132,11 @@ fn bench(c: &mut Criterion) {
             let mut acc = 0u64;
             for p in &positions {
                 let (kids, n) = children_with(g, p, |x| {
-                    let (global, _, at) = numbering.locate(x)?;
-                    Some((at.canonical, at.sym, (global, at.canonical)))
+                    let (global, _, found) = numbering.locate(x)?;
+                    Some((found.canonical, found.sym, (global, found.canonical)))
                 });
-                for &((at, c), j) in kids[..n].iter().flatten() {
-                    acc = acc.wrapping_add(at ^ c.code() ^ j as u64);
+                for &((global, c), j) in kids[..n].iter().flatten() {
+                    acc = acc.wrapping_add(global ^ c.code() ^ j as u64);
                 }
             }
             black_box(acc)

@@ -11,7 +11,8 @@
 //! ```
 //!
 //! With FILES, it stops after that many files (a shorter measurement; the digest is then
-//! of those files).
+//! of those files). Node depths come from the node layers in DIR when the search kept
+//! them (`--node-layers`), from predecessors otherwise or with `OSTLEDB_NO_LAYERS=1`.
 use std::path::Path;
 use std::time::Instant;
 
@@ -21,6 +22,7 @@ use ostledb::progress::Silent;
 use ostledb::published::export::export_bfs_by_positions;
 use ostledb::published::{LINES_PER_FILE, set_digest};
 use ostledb::store::first_depths::FirstDepthFile;
+use ostledb::store::node_layers::NodeLayers;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -41,17 +43,35 @@ fn main() {
         }
     };
     let limit: Option<usize> = args.get(2).map(|n| n.parse().expect("FILES: a number"));
+    // The node layers beside it, if the search kept them; OSTLEDB_NO_LAYERS=1 leaves them
+    // unread (node depths from predecessors), to compare the two ways.
+    let layers = match std::env::var_os("OSTLEDB_NO_LAYERS") {
+        Some(_) => None,
+        None => NodeLayers::open(Path::new(&args[1]), &geom, file.summary()).unwrap_or_else(|e| {
+            eprintln!("{e}");
+            std::process::exit(1);
+        }),
+    };
+    eprintln!("node depths from {}", if layers.is_some() { "the node layers" } else { "predecessors" });
     let t = Instant::now();
     // The files up to the limit, kept when the export is stopped there.
     let mut first: Option<Vec<_>> = None;
-    let result =
-        export_bfs_by_positions(&file, 10, LINES_PER_FILE, None, &Silent, (Vec::new(), Vec::new()), &mut |f, _| {
+    let result = export_bfs_by_positions(
+        &file,
+        layers.as_ref(),
+        10,
+        LINES_PER_FILE,
+        None,
+        &Silent,
+        (Vec::new(), Vec::new()),
+        &mut |f, _| {
             if limit.is_some_and(|n| f.len() >= n) {
                 first = Some(f.to_vec());
                 return Err(Error::InvalidArgument("stopped after FILES files".into()));
             }
             Ok(())
-        });
+        },
+    );
     let files = match (result, first) {
         (Ok(files), _) => files,
         (Err(_), Some(first)) => first,

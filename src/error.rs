@@ -116,6 +116,8 @@ pub enum FileKind {
     Checkpoint,
     /// The checkpoint of a breadth-first search by positions `bfs-positions.ckpt`.
     BfsCheckpoint,
+    /// A layer of a stored search's node layers `bfs-node-layers/layer-DDD.zst`.
+    NodeLayers,
 }
 
 impl FileKind {
@@ -131,6 +133,7 @@ impl FileKind {
             FileKind::PhaseFile => "phase value file",
             FileKind::Checkpoint => "group checkpoint",
             FileKind::BfsCheckpoint => "BFS checkpoint",
+            FileKind::NodeLayers => "node-layer file",
         }
     }
 
@@ -162,6 +165,13 @@ impl FileKind {
             n if n.strip_prefix("phase-").is_some_and(|r| phase(r, ".vals")) => Some(FileKind::PhaseFile),
             n if n.starts_with("group-") && n.ends_with(".ckpt") => Some(FileKind::Checkpoint),
             "bfs-positions.ckpt" => Some(FileKind::BfsCheckpoint),
+            n if n
+                .strip_prefix("layer-")
+                .and_then(|r| r.strip_suffix(".zst"))
+                .is_some_and(|d| d.len() >= 3 && d.bytes().all(|c| c.is_ascii_digit())) =>
+            {
+                Some(FileKind::NodeLayers)
+            }
             _ => None,
         }
     }
@@ -216,6 +226,16 @@ impl FileKind {
                 // A checkpoint directory need not be a database: its own directory.
                 path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")).display()
             ),
+            FileKind::NodeLayers => {
+                // The layers' directory is in the database directory.
+                let layers = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+                let db = layers.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+                format!(
+                    "delete the directory {} (it is optional: `export` then finds every node's depth from its predecessors), or rebuild it with `ostledb bfs --db {} --by-positions --store --node-layers --max-depth 255`",
+                    layers.display(),
+                    db.display()
+                )
+            }
         }
     }
 

@@ -408,6 +408,64 @@ fn bfs_files_by_positions_equal_those_of_the_node_lists() {
     }
 }
 
+/// With the search's node layers kept beside its first depths, the BFS files are the
+/// same, byte for byte, as those from predecessors (and so as the node lists'); a layer
+/// file damaged, missing or extra is an error naming it, never other lines; storing first
+/// depths again removes the layers (they would be of another search).
+#[test]
+fn bfs_files_from_node_layers_equal_those_from_predecessors() {
+    use ostledb::solve::bfs_positions::{Checkpoints, bfs_first_depths, bfs_first_depths_with, store_first_depths};
+    use ostledb::store::node_layers::{self, DIR_NAME};
+    for mates in [true, false] {
+        let db = solved_db(&format!("bfs-node-layers-{mates}"));
+        let (report, depths) = bfs_first_depths(&geom(), mates, 200, &Silent).unwrap();
+        store_first_depths(&db, &report, &depths).unwrap();
+        let (a, b) = (tmpdir(&format!("bfs-preds-{mates}")), tmpdir(&format!("bfs-layers-{mates}")));
+        let preds = export_to(&db, Some(&a));
+        let ck = Checkpoints { dir: Some(db.clone()), node_layers: true, ..Checkpoints::default() };
+        let (report, depths) = bfs_first_depths_with(&geom(), mates, 200, &ck, &Silent).unwrap();
+        store_first_depths(&db, &report, &depths).unwrap();
+        node_layers::commit(depths.node_layers().unwrap(), &db, report.layers.len() as u32).unwrap();
+        ck.finish().unwrap();
+        let layers = export_to(&db, Some(&b));
+        assert!(preds.bfs_files.len() > 1, "{preds:?}");
+        assert_eq!(layers, preds, "checkmates expanded: {mates}");
+        assert_eq!(files_of(&a), files_of(&b));
+        // Damage: a flipped byte in a block of a middle layer, a missing layer, an extra file.
+        let dir = db.join(DIR_NAME);
+        let mid = node_layers::layer_path(&dir, report.layers.len() as u32 / 2);
+        let good = std::fs::read(&mid).unwrap();
+        let digest = |db: &Path| {
+            let db = Database::open(db).expect("open");
+            let opts = ExportOptions { max_pieces: None, lines_per_file: LINES, records_dir: None };
+            export(&db, &opts, None, &Silent)
+        };
+        let mut bad = good.clone();
+        bad[90] ^= 0x10;
+        std::fs::write(&mid, &bad).unwrap();
+        let e = digest(&db).expect_err("a damaged block");
+        assert!(matches!(&e, Error::ChecksumMismatch { path, .. } if *path == mid), "{e:?}");
+        std::fs::remove_file(&mid).unwrap();
+        let e = digest(&db).expect_err("a missing layer");
+        assert!(matches!(&e, Error::Corrupt { reason, .. } if reason.contains("no file of layer")), "{e:?}");
+        std::fs::write(&mid, &good).unwrap();
+        let extra = node_layers::layer_path(&dir, report.layers.len() as u32);
+        std::fs::write(&extra, &good).unwrap();
+        let e = digest(&db).expect_err("an extra layer");
+        assert!(
+            matches!(&e, Error::Corrupt { reason, .. } if reason.contains("not a layer of the stored search")),
+            "{e:?}"
+        );
+        std::fs::remove_file(&extra).unwrap();
+        assert_eq!(digest(&db).unwrap(), preds);
+        store_first_depths(&db, &report, &depths).unwrap();
+        assert!(!dir.exists(), "first depths stored again: the layers are gone");
+        for d in [db, a, b] {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+}
+
 /// `export --digest --checkpoint`: crashed at every save in turn (`OSTLEDB_FAULT=N:abort`,
 /// which ends the process as a kill does; a save is written after every file), run again
 /// it goes on after the last file saved, says so, and prints exactly the files and digest

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole game from nothing to a checked database, one stage after another, each under
-# /usr/bin/time: solve, the whole breadth-first search stored in the database, verify
+# /usr/bin/time: solve, the whole breadth-first search stored in the database (with its
+# node layers, from which the digest reads every node's depth), verify
 # --deep, stats, the longest wins, the published digest, and the check against the
 # published run. Run it again after a kill (or a reboot, or the end of a session) and it
 # goes on: a finished stage is skipped, and `solve`, `bfs`, `verify`, `stats` and
@@ -57,7 +58,7 @@ done
 command_of() {
     case $1 in
         solve) echo "$bin solve --db $db --max-pieces $max_pieces" ;;
-        bfs) echo "$bin bfs --by-positions --store --max-depth $bfs_depth --json --db $db" ;;
+        bfs) echo "$bin bfs --by-positions --store --node-layers --max-depth $bfs_depth --json --db $db" ;;
         verify) echo "$bin verify --deep --json --checkpoint $work/verify.ckpt --db $db" ;;
         stats) echo "$bin stats --json --checkpoint $work/stats.ckpt --db $db" ;;
         longest) echo "$bin stats --longest --json --db $db" ;;

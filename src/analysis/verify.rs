@@ -202,7 +202,7 @@ pub struct ChecksumReport {
 /// Recompute every checksum of the database: the metadata (read at open), the header,
 /// block index and every block of each value file, every key index file of a compiled
 /// backend (one of a backend this build lacks is skipped, with a note) and any stored
-/// BFS. A damaged file is a [`Failure`] in the report and the pass goes on; any other
+/// BFS (node-list file, first depths and their node layers). A damaged file is a [`Failure`] in the report and the pass goes on; any other
 /// error (I/O) is the error.
 pub fn check_checksums(db: &Database, reporter: &dyn Reporter) -> Result<ChecksumReport, Error> {
     let t = Instant::now();
@@ -250,7 +250,20 @@ pub fn check_checksums(db: &Database, reporter: &dyn Reporter) -> Result<Checksu
     }
     let path = dir.join(crate::store::first_depths::FILE_NAME).display().to_string();
     match crate::store::first_depths::FirstDepthFile::open(dir, db.geometry()) {
-        Ok(Some(f)) => record(path, f.check())?,
+        Ok(Some(f)) => {
+            let summary = f.summary().clone();
+            record(path, f.check())?;
+            let layers_dir = dir.join(crate::store::node_layers::DIR_NAME).display().to_string();
+            match crate::store::node_layers::NodeLayers::open(dir, db.geometry(), &summary) {
+                Ok(Some(layers)) => {
+                    for (file, checked) in layers.check() {
+                        record(file.display().to_string(), checked)?;
+                    }
+                }
+                Ok(None) => {}
+                Err(e) => record(layers_dir, Err(e))?,
+            }
+        }
         Ok(None) => {}
         Err(e) => record(path, Err(e))?,
     }

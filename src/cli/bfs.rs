@@ -12,6 +12,7 @@ use crate::game::Geometry;
 use crate::game::node::{Convention, key_code, key_index, node_of};
 use crate::game::notation::{code_to_base64, format_board};
 use crate::game::position::Position;
+use crate::progress::Reporter;
 use crate::solve::bfs::{BfsReport, Stop, bfs_layers_with};
 use crate::solve::bfs_positions::{Checkpoints, bfs_first_depths_with, bfs_positions, store_first_depths};
 use crate::store::first_depths::{FILE_NAME, FirstDepthSummary, NOT_REACHED};
@@ -101,6 +102,15 @@ pub struct BfsArgs {
     /// from the start and `export` writes the BFS files.
     #[arg(long)]
     pub store: bool,
+    /// With --store and --by-positions: also keep, for every depth, the positions that
+    /// gained a node then with their masks of reached nodes (`bfs-node-layers/`, one
+    /// file per depth; written as each layer ends, beside the checkpoint), so that
+    /// `export` reads every node's depth from them instead of searching each position's
+    /// predecessors, which on the whole game is most of its time. A few GB for the
+    /// whole game. A search resumed from a checkpoint saved without them does not keep
+    /// them.
+    #[arg(long, requires_all = ["store", "by_positions"], conflicts_with = "import_first_depths")]
+    pub node_layers: bool,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -200,6 +210,7 @@ pub fn run(args: BfsArgs, signals: &Signals) -> Result<(), Error> {
         dir: args.checkpoint_dir(),
         every: Some(std::time::Duration::from_secs(60 * args.checkpoint_minutes)),
         stop: Some(signals.stop.clone()),
+        node_layers: args.node_layers,
     };
     let (report, first_depth) = if !args.by_positions {
         (bfs_layers_with(g, convention, mates, args.max_depth, args.max_nodes, &reporter), None)
@@ -210,6 +221,14 @@ pub fn run(args: BfsArgs, signals: &Signals) -> Result<(), Error> {
         }
         if args.store {
             stored_first_depths = Some(store_first_depths(&args.common.db, &report, &depths)?);
+            if let Some(partial) = depths.node_layers() {
+                let to = crate::store::node_layers::commit(partial, &args.common.db, report.layers.len() as u32)?;
+                reporter.note(&format!(
+                    "kept the node layers of the {} depths in {}",
+                    report.layers.len(),
+                    to.display()
+                ));
+            }
         }
         // Kept until the results are: a failure above resumes from the last save.
         checkpoints.finish()?;

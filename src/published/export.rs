@@ -419,11 +419,12 @@ pub fn export_with(
     }
     let bfs_files = match (db.first_depths()?, db.bfs()?) {
         (Some(f), _) => {
+            let layers = crate::store::node_layers::NodeLayers::open(db.path(), geom, f.summary())?;
             let from = (std::mem::take(&mut progress.bfs_files), std::mem::take(&mut progress.consumed));
             let mut file_done = |files: &[ExportedFile], consumed: Vec<u64>| {
                 checkpoint.file_done(|| ExportProgress { bfs_files: files.to_vec(), consumed, ..progress.clone() })
             };
-            export_bfs_by_positions(f, max, opts.lines_per_file, out, reporter, from, &mut file_done)?
+            export_bfs_by_positions(f, layers.as_ref(), max, opts.lines_per_file, out, reporter, from, &mut file_done)?
         }
         (None, Some(b)) => export_bfs(geom, b, max, opts.lines_per_file, out, reporter)?,
         (None, None) => Vec::new(),
@@ -554,15 +555,19 @@ pub type FileDone<'a> = dyn FnMut(&[ExportedFile], Vec<u64>) -> Result<(), Error
 /// [`export_bfs`] from a search stored by positions (the first-depth file): the depths
 /// are decoded into memory (one byte per position of the game), the positions of every
 /// phase with at most `max` pieces that the search reached are merged by code, and each
-/// one's node depths are found from its predecessors' first depths
+/// one's node depths are read from the search's node layers when it kept them
+/// (`layers`: the blocks of every layer that a batch's positions fall in, decoded in
+/// parallel), or else found from its predecessors' first depths
 /// ([`crate::store::first_depths::node_sources`], every predecessor's depth asked for
 /// from memory before any is read), in parallel batches; a writer thread hashes (and
 /// writes) one batch while the next is made. The same lines as from a node-list search
 /// of the same depth. `from`: the files done and the positions of each phase in them, to
 /// go on after them (none and `[]` to begin); `file_done(files, positions)` is called at
 /// the end of every file (an error from it ends the export with that error).
+#[allow(clippy::too_many_arguments)]
 pub fn export_bfs_by_positions(
     depths: &crate::store::first_depths::FirstDepthFile,
+    layers: Option<&crate::store::node_layers::NodeLayers>,
     max: u32,
     lines_per_file: u64,
     out: Option<&Path>,
@@ -611,9 +616,11 @@ pub fn export_bfs_by_positions(
     reporter.begin("export BFS", summary.reached());
     reporter.advance(lines_before);
     let first_file = files.len() as u64;
+    // With node layers: the blocks (of every layer) that the batch's positions are in.
+    let mut blocks = LayerBlocks::default();
     let result = with_writer(out, files, file_done, |tx| {
         let mut files = FileSplitter::new(tx, max, Kind::Bfs, lines_per_file, first_file);
-        let mut batch: Vec<Position> = Vec::with_capacity(BATCH);
+        let mut batch: Vec<(u64, Position)> = Vec::with_capacity(BATCH);
         loop {
             batch.clear();
             // A batch ends at the end of a file at the latest, where the progress is kept.
@@ -624,29 +631,47 @@ pub fn export_bfs_by_positions(
                 else {
                     break;
                 };
-                let (_, pos) = heads[k].expect("chosen among the present");
-                batch.push(pos);
+                let (i, pos) = heads[k].expect("chosen among the present");
+                batch.push((phases[k].0 + i, pos));
                 heads[k] = next_reached(k);
             }
             if batch.is_empty() {
                 return Ok(());
             }
-            // Each position's predecessors are found and their depths asked for from
-            // memory before any is read, so that their cache misses overlap.
-            let texts: Vec<(String, u64)> = batch
-                .par_chunks(TASK)
-                .map_init(Vec::new, |sources, chunk| {
-                    let mut s = String::with_capacity(chunk.len() * 64);
-                    for p in chunk {
-                        let start = node_sources(numbering, summary, p, None, sources);
-                        for &(g, _) in sources.iter() {
-                            crate::sys::prefetch(all.as_ptr().wrapping_add(g as usize));
+            let texts: Vec<(String, u64)> = match layers {
+                Some(layers) => {
+                    blocks.load(layers, &batch)?;
+                    let texts: Vec<Result<(String, u64), Error>> = batch
+                        .par_chunks(TASK)
+                        .map(|chunk| {
+                            let mut s = String::with_capacity(chunk.len() * 64);
+                            for (g, p) in chunk {
+                                let first = u32::from(all[*g as usize]);
+                                let fields = layers.node_depths(blocks.of(*g), g % LAYER_BLOCK, first)?;
+                                write_bfs_line(geom, p, &fields, &mut s);
+                            }
+                            Ok((s, chunk.len() as u64))
+                        })
+                        .collect();
+                    texts.into_iter().collect::<Result<_, Error>>()?
+                }
+                // Each position's predecessors are found and their depths asked for from
+                // memory before any is read, so that their cache misses overlap.
+                None => batch
+                    .par_chunks(TASK)
+                    .map_init(Vec::new, |sources, chunk| {
+                        let mut s = String::with_capacity(chunk.len() * 64);
+                        for (_, p) in chunk {
+                            let start = node_sources(numbering, summary, p, None, sources);
+                            for &(g, _) in sources.iter() {
+                                crate::sys::prefetch(all.as_ptr().wrapping_add(g as usize));
+                            }
+                            write_bfs_line(geom, p, &depths_from_sources(summary, sources, start, at), &mut s);
                         }
-                        write_bfs_line(geom, p, &depths_from_sources(summary, sources, start, at), &mut s);
-                    }
-                    (s, chunk.len() as u64)
-                })
-                .collect();
+                        (s, chunk.len() as u64)
+                    })
+                    .collect(),
+            };
             files.send(texts, batch.len() as u64, || {
                 heads.iter().zip(&phases).map(|(h, (_, p))| h.as_ref().map_or(p.len(), |h| h.0)).collect()
             })?;
@@ -655,6 +680,45 @@ pub fn export_bfs_by_positions(
     });
     reporter.end();
     result.map(|((), files)| files)
+}
+
+/// Positions per block of the node layers.
+const LAYER_BLOCK: u64 = crate::store::node_layers::BLOCK_POSITIONS as u64;
+
+/// The blocks of the node layers that a batch of an export needs, every layer's, decoded:
+/// by block number, ascending. A block the next batch needs too is kept for it.
+#[derive(Default)]
+struct LayerBlocks {
+    blocks: Vec<(u64, Vec<Option<crate::store::node_layers::LayerBlock>>)>,
+}
+
+impl LayerBlocks {
+    /// Have the blocks of the positions of `batch` (global numbers first), and no others.
+    fn load(&mut self, layers: &crate::store::node_layers::NodeLayers, batch: &[(u64, Position)]) -> Result<(), Error> {
+        let mut need: Vec<u64> = batch.iter().map(|(g, _)| g / LAYER_BLOCK).collect();
+        need.sort_unstable();
+        need.dedup();
+        self.blocks.retain(|(b, _)| need.binary_search(b).is_ok());
+        let missing: Vec<(u64, usize)> = need
+            .iter()
+            .filter(|&&b| self.blocks.binary_search_by_key(&b, |(x, _)| *x).is_err())
+            .flat_map(|&b| (0..layers.depths()).map(move |d| (b, d)))
+            .collect();
+        let decoded: Vec<Result<_, Error>> = missing.par_iter().map(|&(b, d)| layers.block(d, b)).collect();
+        let mut decoded = decoded.into_iter();
+        for pair in missing.chunks(layers.depths().max(1)) {
+            let per_layer = decoded.by_ref().take(pair.len()).collect::<Result<Vec<_>, Error>>()?;
+            self.blocks.push((pair[0].0, per_layer));
+        }
+        self.blocks.sort_unstable_by_key(|(b, _)| *b);
+        Ok(())
+    }
+
+    /// Every layer's block of the position with global number `g` (one of the batch's).
+    fn of(&self, g: u64) -> &[Option<crate::store::node_layers::LayerBlock>] {
+        let i = self.blocks.binary_search_by_key(&(g / LAYER_BLOCK), |(b, _)| *b).expect("loaded for the batch");
+        &self.blocks[i].1
+    }
 }
 
 /// Bytes of node-list BFS lines sent to the writer at a time (a line more at most).
@@ -673,7 +737,7 @@ struct BfsLines<'a, 't> {
 impl<'a, 't> BfsLines<'a, 't> {
     /// The lines from the first file on, of positions of at most the splitter's pieces.
     fn new(geom: &'a crate::game::Geometry, files: FileSplitter<'t>) -> BfsLines<'a, 't> {
-        BfsLines { geom, files, text: String::with_capacity(BFS_TEXT_BYTES + 256), lines: 0 }
+        BfsLines { geom, files, text: BfsLines::empty_text(), lines: 0 }
     }
 
     /// The line of canonical position `pos` with its node depths.
@@ -689,10 +753,15 @@ impl<'a, 't> BfsLines<'a, 't> {
         Ok(())
     }
 
+    /// A text buffer at its full size (a line past [`BFS_TEXT_BYTES`] at most).
+    fn empty_text() -> String {
+        String::with_capacity(BFS_TEXT_BYTES + 256)
+    }
+
     fn flush(&mut self) -> Result<(), Error> {
         if self.lines > 0 {
             // The text goes to the writer thread; the next one starts at its full size.
-            let text = std::mem::replace(&mut self.text, String::with_capacity(BFS_TEXT_BYTES + 256));
+            let text = std::mem::replace(&mut self.text, BfsLines::empty_text());
             self.files.send(vec![(text, self.lines)], self.lines, Vec::new)?;
             self.lines = 0;
         }

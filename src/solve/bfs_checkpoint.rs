@@ -449,7 +449,7 @@ mod tests {
             fn advance(&self, _: u64) {}
             fn end(&self) {}
         }
-        let ck = Checkpoints { dir: Some(dir.clone()), every: None, stop: Some(stop.clone()) };
+        let ck = Checkpoints { dir: Some(dir.clone()), every: None, stop: Some(stop.clone()), node_layers: false };
         let e = bfs_first_depths_with(&g, true, u32::MAX, &ck, &StopAt5(stop)).expect_err("stopped");
         assert!(matches!(e, Error::BfsStopped { depth: 4, checkpoint: Some(_) }), "{e:?}");
         (dir, g)
@@ -508,7 +508,7 @@ mod tests {
         assert!(e.to_string().contains("start over"), "{e}");
         // A damaged checkpoint stops the search with the same error, and stays.
         std::fs::write(&path, &body).expect("written");
-        let ck = Checkpoints { dir: Some(dir.clone()), every: None, stop: None };
+        let ck = Checkpoints { dir: Some(dir.clone()), every: None, stop: None, node_layers: false };
         let e = bfs_first_depths_with(&g, true, u32::MAX, &ck, &Silent).expect_err("damaged");
         assert!(matches!(e, Error::Corrupt { .. } | Error::ChecksumMismatch { .. }), "{e:?}");
         assert!(path.is_file());
@@ -539,7 +539,7 @@ mod tests {
             assert!(read(&dir, &g, true, max_depth).expect("the same search").is_some(), "{max_depth}");
         }
         // Through the search: refused, and the checkpoint is kept.
-        let ck = Checkpoints { dir: Some(dir.clone()), every: None, stop: None };
+        let ck = Checkpoints { dir: Some(dir.clone()), every: None, stop: None, node_layers: false };
         let e = bfs_first_depths_with(&other, true, u32::MAX, &ck, &Silent).expect_err("another board");
         refused(e, "search on another board");
         let e = bfs_first_depths_with(&g, false, u32::MAX, &ck, &Silent).expect_err("other checkmates");

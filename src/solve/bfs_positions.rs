@@ -81,7 +81,7 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
-use crate::error::Error;
+use crate::error::{Error, io};
 use crate::game::moves::is_immediate_win;
 use crate::game::node::{Convention, children_with, key_code, key_index, start_key};
 use crate::game::{Geometry, Phase, Position};
@@ -90,6 +90,7 @@ use crate::progress::{Reporter, thousands};
 use crate::solve::bfs::{BfsNodes, BfsReport, LayerStats, PhaseLayer, Stop};
 use crate::solve::bfs_checkpoint::{self, Progress};
 use crate::store::first_depths::FirstDepthSummary;
+use crate::store::node_layers;
 
 /// Bytes per position of the masks.
 pub const MASK_BYTES_PER_POSITION: u64 = 4;
@@ -97,8 +98,9 @@ pub const MASK_BYTES_PER_POSITION: u64 = 4;
 /// touched in the current layer.
 pub const BITMAP_BITS_PER_POSITION: u64 = 3;
 
-/// Mask bits holding the reached forbidden indices `0..=24`.
-pub(crate) const NODE_BITS: u32 = (1 << 25) - 1;
+/// Mask bits holding the reached forbidden indices `0..=24` (the node-layer files keep
+/// these bits of each mask).
+pub(crate) use crate::store::node_layers::NODE_BITS;
 /// The first depth's place in the mask (bits 25..=31).
 pub(crate) const DEPTH_SHIFT: u32 = 25;
 /// The largest first depth a mask holds; deeper ones read as this.
@@ -196,6 +198,9 @@ pub struct FirstDepths {
     universe: GameNumbering,
     /// The search's masks: node bits, and the first depth in the high bits.
     masks: Vec<AtomicU32>,
+    /// The directory of the search's node layers, every layer's file there, when it
+    /// kept them ([`Checkpoints::node_layers`]).
+    node_layers: Option<std::path::PathBuf>,
 }
 
 impl FirstDepths {
@@ -277,6 +282,13 @@ impl FirstDepths {
     pub fn index(&self) -> &GameIndex {
         self.universe.index()
     }
+
+    /// The directory of the search's node layers ([`crate::store::node_layers`]), one
+    /// file per layer, when it kept them: to be made a database's with
+    /// [`crate::store::node_layers::commit`] once its first depths are stored.
+    pub fn node_layers(&self) -> Option<&std::path::Path> {
+        self.node_layers.as_deref()
+    }
 }
 
 /// Breadth-first search over positions under the published convention from the initial
@@ -293,7 +305,7 @@ pub fn bfs_positions(
     reporter: &dyn Reporter,
 ) -> Result<BfsReport, Error> {
     let universe = GameNumbering::build(geom)?;
-    search(geom, &universe, expand_checkmates, max_depth, &Checkpoints::default(), reporter).map(|(report, _)| report)
+    search(geom, &universe, expand_checkmates, max_depth, &Checkpoints::default(), reporter).map(|(report, ..)| report)
 }
 
 /// [`bfs_positions`], also giving per position the depth of its first node (kept in the
@@ -321,6 +333,11 @@ pub struct Checkpoints {
     /// after saving its state there when `dir` is given: the search then returns
     /// [`Error::BfsStopped`].
     pub stop: Option<Arc<AtomicBool>>,
+    /// Keep the search's node layers ([`crate::store::node_layers`]) in `dir`'s
+    /// [`PARTIAL_DIR_NAME`](crate::store::node_layers::PARTIAL_DIR_NAME), a file as each
+    /// layer is done (needs `dir`). A search resumed from a checkpoint saved without
+    /// them, or whose earlier layers' files are gone, does not keep them (and says so).
+    pub node_layers: bool,
 }
 
 impl Checkpoints {
@@ -354,8 +371,8 @@ pub fn bfs_first_depths_with(
     reporter: &dyn Reporter,
 ) -> Result<(BfsReport, FirstDepths), Error> {
     let universe = GameNumbering::build(geom)?;
-    let (report, masks) = search(geom, &universe, expand_checkmates, max_depth, checkpoints, reporter)?;
-    Ok((report, FirstDepths { universe, masks }))
+    let (report, masks, node_layers) = search(geom, &universe, expand_checkmates, max_depth, checkpoints, reporter)?;
+    Ok((report, FirstDepths { universe, masks, node_layers }))
 }
 
 /// The first depth a mask holds ([`NOT_REACHED`] without a node).
@@ -426,8 +443,13 @@ fn search(
     max_depth: u32,
     checkpoints: &Checkpoints,
     reporter: &dyn Reporter,
-) -> Result<(BfsReport, Vec<AtomicU32>), Error> {
+) -> Result<(BfsReport, Vec<AtomicU32>, Option<std::path::PathBuf>), Error> {
     let t0 = Instant::now();
+    if checkpoints.node_layers && checkpoints.dir.is_none() {
+        return Err(Error::InvalidArgument(
+            "the node layers of a search are kept beside its checkpoint: give a checkpoint directory".into(),
+        ));
+    }
     let n = len_usize(universe.len())?;
     let masks = zeroed::<AtomicU32>(n, "the reached-node masks of every position")?;
     let words = n.div_ceil(64);
@@ -465,6 +487,37 @@ fn search(
         None => None,
     };
     let from_checkpoint = resumed.is_some();
+    // Where this search keeps its node layers: the files of the layers before its
+    // checkpoint must be there to go on, and a new search starts an empty directory.
+    let partial = checkpoints.dir.as_ref().map(|d| d.join(node_layers::PARTIAL_DIR_NAME));
+    let mut layer_dir = None;
+    if let Some(dir) = &partial {
+        let kept = match &resumed {
+            Some((_, p, _)) => {
+                let touched: Vec<u64> = p.layers.iter().map(|l| l.positions).collect();
+                node_layers::holds_layers(dir, geom, expand_checkmates, universe.len(), &touched)
+            }
+            None => false,
+        };
+        if checkpoints.node_layers && kept {
+            layer_dir = Some(dir.clone());
+        } else {
+            if checkpoints.node_layers && resumed.is_some() {
+                reporter.note(&format!(
+                    "the checkpoint's search did not keep its node layers in {}: this one does not keep them \
+                     either (delete the checkpoint to search again from depth 0 with them)",
+                    dir.display()
+                ));
+            }
+            if dir.exists() {
+                std::fs::remove_dir_all(dir).map_err(io(dir))?;
+            }
+            if checkpoints.node_layers && resumed.is_none() {
+                std::fs::create_dir_all(dir).map_err(io(dir))?;
+                layer_dir = Some(dir.clone());
+            }
+        }
+    }
     let mut progress = match resumed {
         Some((path, p, read)) => {
             let last = p.layers.last().expect("a checkpoint holds layer 0");
@@ -489,6 +542,10 @@ fn search(
             };
             masks[g as usize].store(1 << key_index(start), Relaxed);
             cur.set(g);
+            if layer_dir.is_some() {
+                // Layer 0's file is written from the touched bitmap, as every layer's.
+                touched[(g / 64) as usize].fetch_or(1 << (g % 64), Relaxed);
+            }
             let mut t = Tally::new(phases.len());
             let mate = is_immediate_win(geom, &p) as u64;
             (t.nodes, t.positions, t.first_reached) = (1, 1, 1);
@@ -503,6 +560,10 @@ fn search(
             }
         }
     };
+    if let (Some(dir), false) = (&layer_dir, from_checkpoint) {
+        s.keep_layer(dir, 0, 1, reporter)?;
+        s.clear_touched();
+    }
     let earlier = progress.seconds;
     // The number of layers the checkpoint on disk holds, if there is one.
     let mut saved = from_checkpoint.then_some(progress.layers.len());
@@ -543,8 +604,11 @@ fn search(
         let t = Instant::now();
         reporter.begin(&format!("depth {depth}"), progress.frontier);
         let tally = s.expand(depth, &cur, &next, phases.len(), reporter);
-        s.clear_touched();
         reporter.end();
+        if let Some(dir) = layer_dir.as_ref().filter(|_| tally.nodes > 0) {
+            s.keep_layer(dir, depth, tally.positions, reporter)?;
+        }
+        s.clear_touched();
         std::mem::swap(&mut cur, &mut next);
         if tally.nodes == 0 {
             break Stop::Exhausted;
@@ -569,7 +633,7 @@ fn search(
         positions_reached: Some((progress.reached, universe.len())),
         nodes: BfsNodes::default(),
     };
-    Ok((report, masks))
+    Ok((report, masks, layer_dir))
 }
 
 /// A frontier: a bit per position, and a flag per chunk of [`CHUNK_WORDS`] words that
@@ -690,6 +754,41 @@ impl Search<'_> {
             t.first_reached += 1;
             next.set(g);
         }
+    }
+
+    /// Write the file of layer `depth` into `dir`: the positions touched in it
+    /// (`positions` of them, as the layer counted) with their masks.
+    fn keep_layer(
+        &self,
+        dir: &std::path::Path,
+        depth: u32,
+        positions: u64,
+        reporter: &dyn Reporter,
+    ) -> Result<(), Error> {
+        let t = Instant::now();
+        let masks = self.masks;
+        let (len, written) = node_layers::write_layer(
+            dir,
+            self.geom,
+            self.expand_checkmates,
+            depth,
+            masks.len() as u64,
+            self.touched,
+            |g| masks[g as usize].load(Relaxed) & NODE_BITS,
+        )?;
+        if written != positions {
+            return Err(Error::InvalidArgument(format!(
+                "layer {depth}: {written} positions written to its node-layer file, the layer counted {positions}"
+            )));
+        }
+        reporter.note(&format!(
+            "kept the {} positions of depth {depth} in {} ({:.1} MB in {:.1} s)",
+            thousands(written),
+            node_layers::layer_path(dir, depth).display(),
+            len as f64 / 1e6,
+            t.elapsed().as_secs_f64()
+        ));
+        Ok(())
     }
 
     /// Empty the bitmap of positions touched in the layer (words already zero are not
@@ -837,6 +936,80 @@ mod tests {
         }
     }
 
+    /// A search that kept its node layers, stored in database directory `db` as `ostledb
+    /// bfs --store --node-layers` does (first depths, then the layers made the
+    /// database's), and the layers opened.
+    fn stored_with_layers(
+        g: &Geometry,
+        mates: bool,
+        max_depth: u32,
+        db: &std::path::Path,
+    ) -> (BfsReport, FirstDepths, node_layers::NodeLayers) {
+        let ck = Checkpoints { dir: Some(db.to_path_buf()), node_layers: true, ..Checkpoints::default() };
+        let (report, depths) = bfs_first_depths_with(g, mates, max_depth, &ck, &Silent).expect("a search");
+        let (summary, _) = store_first_depths(db, &report, &depths).expect("stored");
+        let partial = depths.node_layers().expect("kept its layers");
+        node_layers::commit(partial, db, report.layers.len() as u32).expect("made the database's");
+        ck.finish().expect("no checkpoint left");
+        let layers = node_layers::NodeLayers::open(db, g, &summary).expect("valid").expect("there");
+        (report, depths, layers)
+    }
+
+    /// Every position's node depths as its node layers give them (`None` for a position
+    /// not reached), by canonical code.
+    fn depths_from_layers(depths: &FirstDepths, layers: &node_layers::NodeLayers) -> HashMap<u64, [Option<u32>; 25]> {
+        let block = node_layers::BLOCK_POSITIONS as u64;
+        let mut out = HashMap::new();
+        // Every layer's block, decoded once.
+        let mut blocks: HashMap<u64, Vec<Option<node_layers::LayerBlock>>> = HashMap::new();
+        for ph in depths.index().phases() {
+            for p in ph.positions(0..ph.len()) {
+                let g = depths.global_index(&p).expect("a live position");
+                let Some(first) = depths.get(g).filter(|&d| d != NOT_REACHED) else { continue };
+                let of = blocks.entry(g / block).or_insert_with(|| {
+                    (0..layers.depths()).map(|d| layers.block(d, g / block).expect("a valid block")).collect()
+                });
+                out.insert(p.code(), layers.node_depths(of, g % block, first as u32).expect("consistent"));
+            }
+        }
+        out
+    }
+
+    /// The node layers give every node the depth the node-list search gives it, and no
+    /// depth to a node it did not reach: 3x3 and 4x4 with 3 pieces to exhaustion
+    /// (checkmates expanded or not), 4x4 with 4 pieces to depth 9; the files hold as many
+    /// positions per layer as the layer counted.
+    #[test]
+    fn node_layers_give_every_node_its_depth_in_the_node_list_search() {
+        for (n, start, max_depth, mates) in [
+            (3, 3, u32::MAX, true),
+            (3, 3, u32::MAX, false),
+            (4, 3, u32::MAX, true),
+            (4, 3, u32::MAX, false),
+            (4, 4, 9, true),
+        ] {
+            let g = Geometry::new(n, start).expect("a valid board");
+            let what = format!("{n}x{n} with {start} pieces, checkmates expanded {mates}");
+            let want = bfs_layers_with(&g, Convention::Published, mates, max_depth, u64::MAX, &Silent);
+            let mut fields: HashMap<u64, [Option<u32>; 25]> = HashMap::new();
+            for d in 0..=want.nodes.max_depth() {
+                for &k in want.nodes.layer(d).expect("a layer") {
+                    let f = fields.entry(key_code(k)).or_insert([None; 25]);
+                    assert_eq!(f[key_index(k)], None, "{what}: a node in two layers");
+                    f[key_index(k)] = Some(d);
+                }
+            }
+            let db = temp_dir(&format!("layers-{n}-{start}-{mates}"));
+            let (report, depths, layers) = stored_with_layers(&g, mates, max_depth, &db);
+            assert_eq!(layers.depths(), report.layers.len(), "{what}");
+            for (d, l) in report.layers.iter().enumerate() {
+                assert_eq!(layers.touched(d), l.positions, "{what}: positions of layer {d}");
+            }
+            assert_eq!(depths_from_layers(&depths, &layers), fields, "{what}");
+            let _ = std::fs::remove_dir_all(&db);
+        }
+    }
+
     #[test]
     fn bfs_positions_depth_of_rejects_bad_positions() {
         let g = Geometry::new(3, 3).expect("a valid board");
@@ -903,11 +1076,29 @@ mod tests {
     /// but their times, the stop, the totals) and every mask (first depths included)
     /// equal one uninterrupted search's, each run says where it resumed, and the
     /// checkpoint is there until [`Checkpoints::finish`].
+    /// The node layers are kept through every stop, and their files are byte for byte
+    /// those of one uninterrupted search.
     fn assert_resumes_as_one_run(g: &Geometry, mates: bool, max_depth: u32, stop_lists: &[&[u32]], name: &str) {
-        let (want, want_depths) = bfs_first_depths(g, mates, max_depth, &Silent).expect("memory for the search");
+        let one = temp_dir(&format!("{name}-one"));
+        let (want, want_depths, _) = stored_with_layers(g, mates, max_depth, &one);
+        let want_layers = layer_files(&one.join(node_layers::DIR_NAME));
         for stops in stop_lists {
-            assert_resumes_as(g, mates, max_depth, stops, name, &want, &want_depths);
+            assert_resumes_as(g, mates, max_depth, stops, name, &want, &want_depths, &want_layers);
         }
+        let _ = std::fs::remove_dir_all(&one);
+    }
+
+    /// The files of a node-layer directory: name and bytes, by name.
+    fn layer_files(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+        let mut v: Vec<_> = std::fs::read_dir(dir)
+            .expect("a node-layer directory")
+            .map(|e| {
+                let e = e.expect("an entry");
+                (e.file_name().to_string_lossy().into_owned(), std::fs::read(e.path()).expect("readable"))
+            })
+            .collect();
+        v.sort();
+        v
     }
 
     /// [`assert_resumes_as_one_run`] for one list of stops, against `want`.
@@ -919,6 +1110,7 @@ mod tests {
         name: &str,
         want: &BfsReport,
         want_depths: &FirstDepths,
+        want_layers: &[(String, Vec<u8>)],
     ) {
         let dir = temp_dir(name);
         let path = crate::solve::bfs_checkpoint::file(&dir);
@@ -926,7 +1118,7 @@ mod tests {
         let mut resumed_from = None;
         for &k in stops {
             let r = StopAt::new(k);
-            let ck = Checkpoints { dir: Some(dir.clone()), every: None, stop: Some(r.stop.clone()) };
+            let ck = Checkpoints { dir: Some(dir.clone()), every: None, stop: Some(r.stop.clone()), node_layers: true };
             let e = bfs_first_depths_with(g, mates, u32::MAX, &ck, &r).expect_err("stopped");
             assert!(
                 matches!(&e, Error::BfsStopped { depth, checkpoint: Some(p) } if *depth == k && *p == path),
@@ -942,9 +1134,15 @@ mod tests {
             resumed_from = Some(k);
         }
         let r = StopAt::new(u32::MAX);
-        let ck = Checkpoints { dir: Some(dir.clone()), every: None, stop: Some(r.stop.clone()) };
+        let ck = Checkpoints { dir: Some(dir.clone()), every: None, stop: Some(r.stop.clone()), node_layers: true };
         let (got, depths) = bfs_first_depths_with(g, mates, max_depth, &ck, &r).expect("resumed");
         let notes = r.notes.lock().expect("not poisoned").join("\n");
+        assert!(!notes.contains("did not keep its node layers"), "{what}: {notes}");
+        let partial = depths.node_layers().expect("kept its node layers");
+        let db = dir.join("db");
+        std::fs::create_dir_all(&db).expect("a database directory");
+        node_layers::commit(partial, &db, got.layers.len() as u32).expect("made the database's");
+        assert_eq!(layer_files(&db.join(node_layers::DIR_NAME)), want_layers, "{what}, stopped after {stops:?}");
         assert!(
             notes.contains(&format!(
                 "resumed the search from {} after depth {}",
@@ -998,6 +1196,30 @@ mod tests {
         assert_resumes_as_one_run(Geometry::standard(), true, 6, &[&[1, 3, 5]], "5-5");
     }
 
+    /// A search resumed from a checkpoint saved without node layers does not keep them
+    /// (it says so, and leaves no partial directory); one that asks for them without a
+    /// checkpoint directory is refused.
+    #[test]
+    fn bfs_positions_resumed_without_earlier_node_layers_keeps_none() {
+        let g = Geometry::new(4, 3).expect("a valid board");
+        let dir = temp_dir("no-earlier-layers");
+        let r = StopAt::new(3);
+        let ck = Checkpoints { dir: Some(dir.clone()), every: None, stop: Some(r.stop.clone()), node_layers: false };
+        bfs_first_depths_with(&g, true, u32::MAX, &ck, &r).expect_err("stopped");
+        let r = StopAt::new(u32::MAX);
+        let ck = Checkpoints { stop: Some(r.stop.clone()), node_layers: true, ..ck };
+        let (_, depths) = bfs_first_depths_with(&g, true, u32::MAX, &ck, &r).expect("resumed");
+        let notes = r.notes.lock().expect("not poisoned").join("\n");
+        assert!(notes.contains("did not keep its node layers"), "{notes}");
+        assert!(depths.node_layers().is_none());
+        assert!(!dir.join(node_layers::PARTIAL_DIR_NAME).exists());
+        ck.finish().expect("removed");
+        let ck = Checkpoints { dir: None, node_layers: true, ..Checkpoints::default() };
+        let e = bfs_first_depths_with(&g, true, 3, &ck, &Silent).expect_err("refused");
+        assert!(matches!(e, Error::InvalidArgument(_)), "{e:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     /// Saved after every layer (`every` zero), the search gives the same result, the
     /// last checkpoint left for [`Checkpoints::finish`]; without `every` and without a
     /// stop it writes nothing; a stop without a directory saves nothing and says so.
@@ -1008,7 +1230,7 @@ mod tests {
         for every in [Some(Duration::ZERO), None] {
             let dir = temp_dir(&format!("every-{every:?}"));
             let r = StopAt::new(u32::MAX);
-            let ck = Checkpoints { dir: Some(dir.clone()), every, stop: None };
+            let ck = Checkpoints { dir: Some(dir.clone()), every, stop: None, node_layers: false };
             let (got, depths) = bfs_first_depths_with(&g, true, u32::MAX, &ck, &r).expect("a search");
             assert_eq!(layers(&got), layers(&want));
             assert!(same_masks(&depths, &want_depths));
@@ -1023,7 +1245,7 @@ mod tests {
             let _ = std::fs::remove_dir_all(&dir);
         }
         let r = StopAt::new(3);
-        let ck = Checkpoints { dir: None, every: Some(Duration::ZERO), stop: Some(r.stop.clone()) };
+        let ck = Checkpoints { dir: None, every: Some(Duration::ZERO), stop: Some(r.stop.clone()), node_layers: false };
         let e = bfs_first_depths_with(&g, true, u32::MAX, &ck, &r).expect_err("stopped");
         assert!(matches!(e, Error::BfsStopped { depth: 3, checkpoint: None }), "{e:?}");
         assert!(e.to_string().contains("nothing saved"), "{e}");

@@ -267,7 +267,8 @@ pub fn remove_leftovers(dir: &Path) -> Result<Vec<PathBuf>, Error> {
 }
 
 /// Entries of the database at `dir` that are not part of it: in the directory, what is
-/// neither the metadata, the locks, a BFS file, the solver's working files nor the
+/// neither the metadata, the locks, a BFS file (node layers included), the solver's or a
+/// search's working files nor the
 /// current generation; inside the current generation, what the metadata does not list.
 /// A writer removes them ([`remove_leftovers`]); until then they only take space.
 pub fn unlisted(dir: &Path, meta: &Meta) -> Vec<PathBuf> {
@@ -282,6 +283,8 @@ pub fn unlisted(dir: &Path, meta: &Meta) -> Vec<PathBuf> {
             || name == READERS_FILE
             || bfs.contains(&name)
             || name == crate::store::first_depths::FILE_NAME
+            || name == crate::store::node_layers::DIR_NAME
+            || name == crate::store::node_layers::PARTIAL_DIR_NAME
             || (name.starts_with("phase-") && name.ends_with(".vals"))
             || (name.starts_with("group-") && (name.ends_with(".ckpt") || name.ends_with(".events")))
             || FileKind::of_path(Path::new(&name)) == Some(FileKind::BfsCheckpoint)

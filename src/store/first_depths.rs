@@ -92,7 +92,8 @@ struct Entry {
     sum: u64,
 }
 
-/// Write the first-depth file of a search into `dir`, atomically. `fill(start, out)` puts
+/// Write the first-depth file of a search into `dir`, atomically, removing the node
+/// layers there ([`crate::store::node_layers`], of the search it replaces). `fill(start, out)` puts
 /// the depths of the positions with global numbers `start..start + out.len()` into `out`
 /// (called in ascending order, [`NOT_REACHED`] for a position not reached); `summary`
 /// says what the search was, and its `first_reached` must agree with the depths (checked
@@ -187,6 +188,9 @@ pub fn write(
         let _ = std::fs::remove_file(&tmp);
     }
     let len = r?;
+    // Node layers kept beside the file before are of another search: they go first, so
+    // that no crash leaves them beside the new depths.
+    crate::store::node_layers::remove(dir)?;
     rename_durably(&tmp, &path)?;
     Ok(len)
 }

@@ -10,6 +10,7 @@ pub mod first_depths;
 pub mod group;
 pub mod keys;
 pub mod meta;
+pub mod node_layers;
 pub mod pack;
 pub mod phasefile;
 pub mod value_model;
