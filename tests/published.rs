@@ -431,6 +431,14 @@ fn bfs_files_from_node_layers_equal_those_from_predecessors() {
         assert!(preds.bfs_files.len() > 1, "{preds:?}");
         assert_eq!(layers, preds, "checkmates expanded: {mates}");
         assert_eq!(files_of(&a), files_of(&b));
+        // Part of the database: not a leftover for a writer to remove, and in the
+        // checksum pass, one entry per layer file.
+        let opened = Database::open(&db).unwrap();
+        assert!(ostledb::store::directory::unlisted(&db, opened.meta()).is_empty());
+        let sums = ostledb::analysis::verify::check_checksums(&opened, &Silent).unwrap();
+        let checked = sums.files.iter().filter(|f| f.file.contains(&format!("/{DIR_NAME}/"))).count();
+        assert_eq!(checked, report.layers.len(), "{:?}", sums.files);
+        drop(opened);
         // Damage: a flipped byte in a block of a middle layer, a missing layer, an extra file.
         let dir = db.join(DIR_NAME);
         let mid = node_layers::layer_path(&dir, report.layers.len() as u32 / 2);
@@ -445,6 +453,9 @@ fn bfs_files_from_node_layers_equal_those_from_predecessors() {
         std::fs::write(&mid, &bad).unwrap();
         let e = digest(&db).expect_err("a damaged block");
         assert!(matches!(&e, Error::ChecksumMismatch { path, .. } if *path == mid), "{e:?}");
+        let sums = ostledb::analysis::verify::check_checksums(&Database::open(&db).unwrap(), &Silent).unwrap();
+        assert_eq!(sums.failures.len(), 1, "{:?}", sums.failures);
+        assert!(sums.failures[0].file.ends_with(&*mid.file_name().unwrap().to_string_lossy()));
         std::fs::remove_file(&mid).unwrap();
         let e = digest(&db).expect_err("a missing layer");
         assert!(matches!(&e, Error::Corrupt { reason, .. } if reason.contains("no file of layer")), "{e:?}");

@@ -1102,6 +1102,7 @@ mod tests {
     }
 
     /// [`assert_resumes_as_one_run`] for one list of stops, against `want`.
+    #[allow(clippy::too_many_arguments)]
     fn assert_resumes_as(
         g: &Geometry,
         mates: bool,
