@@ -29,7 +29,7 @@ fn the_sweep_agrees_with_the_naive_count_on_every_phase_of_the_4x4_board() {
     let index = db.index().clone();
     let mut seen = [0u64; 3];
     for pieces in 4..=6 {
-        let vals = GroupValues::load(&dir, &g, &index, pieces, &ostledb::progress::Silent).unwrap();
+        let vals = GroupValues::load(&dir, &g, &index, pieces, None, &ostledb::progress::Silent).unwrap();
         for ph in vals.phases() {
             let fast = sweep_phase(&g, &vals.records(), ph, 4, &Silent);
             let naive = naive_phase(&db, ph, 4).unwrap();

@@ -47,7 +47,7 @@ fn solved_db(name: &str) -> PathBuf {
 
 fn export_to(db: &Path, out: Option<&Path>) -> ExportSummary {
     let db = Database::open(db).expect("open");
-    let opts = ExportOptions { max_pieces: None, lines_per_file: LINES, records_dir: None };
+    let opts = ExportOptions { max_pieces: None, lines_per_file: LINES, records_dir: None, keep_records: false };
     export(&db, &opts, out, &Silent).expect("export")
 }
 
@@ -94,8 +94,12 @@ fn export_import_export_is_byte_identical() {
         }
     }
     // Exporting into a directory that already holds such files is refused.
-    let again =
-        export(&d1, &ExportOptions { max_pieces: None, lines_per_file: LINES, records_dir: None }, Some(&a), &Silent);
+    let again = export(
+        &d1,
+        &ExportOptions { max_pieces: None, lines_per_file: LINES, records_dir: None, keep_records: false },
+        Some(&a),
+        &Silent,
+    );
     assert!(matches!(again, Err(Error::InvalidArgument(_))), "{again:?}");
     // Importing over an existing database is refused.
     assert!(import(&geom(), &a, &db2, &pack_opts(), &Silent).is_err());
@@ -445,7 +449,8 @@ fn bfs_files_from_node_layers_equal_those_from_predecessors() {
         let good = std::fs::read(&mid).unwrap();
         let digest = |db: &Path| {
             let db = Database::open(db).expect("open");
-            let opts = ExportOptions { max_pieces: None, lines_per_file: LINES, records_dir: None };
+            let opts =
+                ExportOptions { max_pieces: None, lines_per_file: LINES, records_dir: None, keep_records: false };
             export(&db, &opts, None, &Silent)
         };
         let mut bad = good.clone();
@@ -545,8 +550,41 @@ fn a_digest_from_records_resolved_by_groups_equals_the_plain_one_and_survives_cr
     }
     assert_eq!(damaged, phases);
     let out = run(&with_ck, None);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("written again"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("resolved again"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(files(&out), plain);
+    // --keep-records: the files stay, and `stats` and `verify --deep` with the same
+    // directory take them instead of resolving again, with the same results.
+    let kept = db.with_extension("kept");
+    let _ = std::fs::remove_dir_all(&kept);
+    assert_eq!(files(&run(&["--records-dir", kept.to_str().unwrap(), "--keep-records"], None)), plain);
+    let written = std::fs::read_dir(&kept).unwrap().count();
+    assert!(written > 0 && written <= phases, "{written} files kept");
+    let cli = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ostledb"))
+            .args(args)
+            .args(["--json", "--db", db.to_str().unwrap()])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (v, String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let dir_arg = ["--records-dir", kept.to_str().unwrap()];
+    let (plain_stats, err) = cli(&["stats"]);
+    assert!(err.contains("losses"), "without the files every elided phase is resolved: {err}");
+    let (stats, err) = cli(&[&["stats"][..], &dir_arg].concat());
+    assert_eq!(stats, plain_stats);
+    assert!(!err.contains("losses") && err.contains("(read)"), "taken, not resolved: {err}");
+    let (verify, err) = cli(&[&["verify", "--deep"][..], &dir_arg].concat());
+    assert_eq!(verify["ok"], true, "{verify}");
+    assert!(!err.contains("losses"), "{err}");
+    assert_eq!(std::fs::read_dir(&kept).unwrap().count(), written, "nothing added or removed");
+    let _ = std::fs::remove_dir_all(&kept);
     let _ = std::fs::remove_dir_all(&db);
 }
 
@@ -614,4 +652,132 @@ fn a_digest_goes_on_from_its_checkpoint_after_a_crash() {
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
     let _ = std::fs::remove_file(&ck);
     let _ = std::fs::remove_dir_all(&db);
+}
+
+/// What a walk told its reporter: the steps begun and the notes.
+#[derive(Default)]
+struct Told(std::sync::Mutex<(Vec<String>, Vec<String>)>);
+
+impl ostledb::progress::Reporter for Told {
+    fn begin(&self, label: &str, _: u64) {
+        self.0.lock().unwrap().0.push(label.to_string());
+    }
+    fn advance(&self, _: u64) {}
+    fn end(&self) {}
+    fn note(&self, message: &str) {
+        self.0.lock().unwrap().1.push(message.to_string());
+    }
+}
+
+/// `stats` and `verify --deep` with `--records-dir`: the first walk writes the records it
+/// resolves, a later one takes them instead of resolving again, with the same results.
+/// A file that is damaged, of another database or disagrees with its value file is
+/// resolved again and written anew; a wrong loss distance in a file that agrees with
+/// its value file is taken, and `verify --deep` finds it.
+#[test]
+fn resolved_records_are_shared_by_walks_and_checked_before_use() {
+    use ostledb::analysis::stats::database_stats;
+    use ostledb::analysis::sweep::Checkpoint;
+    use ostledb::analysis::verify::verify_database;
+    use ostledb::store::file::checksum;
+    use ostledb::store::resolved::ResolvedDir;
+
+    let dir = solved_db("resolved-shared");
+    let db = Database::open(&dir).unwrap();
+    let records = dir.with_extension("resolved");
+    let _ = std::fs::remove_dir_all(&records);
+    let stats = |r: Option<&ResolvedDir>| {
+        let told = Told::default();
+        let mut ck = Checkpoint::open(None, "stats", &db, std::time::Duration::ZERO, &told).unwrap();
+        let st = database_stats(&db, r, &told, &mut ck).unwrap();
+        (serde_json::to_value(st).unwrap(), told.0.into_inner().unwrap())
+    };
+    let mismatches = |r: Option<&ResolvedDir>| {
+        let mut ck = Checkpoint::open(None, "verify --deep", &db, std::time::Duration::ZERO, &Silent).unwrap();
+        verify_database(&db, r, &Silent, &mut ck).unwrap().iter().map(|(_, r)| r.mismatches).sum::<u64>()
+    };
+    let resolving = |labels: &[String]| labels.iter().filter(|l| l.starts_with("losses ")).count();
+    let (plain, (labels, _)) = stats(None);
+    let phases_resolved = resolving(&labels);
+    assert!(phases_resolved > 0, "the packed files elide losses: {labels:?}");
+
+    let here = ResolvedDir::new(&records, db.identity()).unwrap();
+    let (first, (labels, _)) = stats(Some(&here));
+    assert_eq!(first, plain);
+    assert_eq!(resolving(&labels), phases_resolved, "nothing to take yet: every phase resolved");
+    let files: Vec<PathBuf> = {
+        let mut f: Vec<PathBuf> = std::fs::read_dir(&records).unwrap().map(|e| e.unwrap().path()).collect();
+        f.sort();
+        f
+    };
+    assert_eq!(files.len(), phases_resolved, "a file per phase resolved: {files:?}");
+    let (second, (labels, notes)) = stats(Some(&here));
+    assert_eq!(second, plain);
+    assert_eq!(resolving(&labels), 0, "every phase taken from the files: {labels:?}");
+    assert!(notes.iter().all(|n| !n.contains("resolved again")), "{notes:?}");
+    assert_eq!(mismatches(Some(&here)), 0);
+
+    // Of another database: every file resolved again.
+    let other = ResolvedDir::new(&records, db.identity() ^ 1).unwrap();
+    let (s, (labels, notes)) = stats(Some(&other));
+    assert_eq!(s, plain);
+    assert_eq!(resolving(&labels), phases_resolved);
+    assert_eq!(notes.iter().filter(|n| n.contains("resolved again")).count(), phases_resolved, "{notes:?}");
+    let (_, (labels, _)) = stats(Some(&here));
+    assert_eq!(resolving(&labels), phases_resolved, "the files were written for the other identity");
+    let (_, (labels, _)) = stats(Some(&here));
+    assert_eq!(resolving(&labels), 0);
+
+    // Rewrite word `i` of a file with `f`, with its checksum made to hold again or not.
+    let rewrite = |path: &Path, f: &dyn Fn(u32) -> Option<u32>, fix_sum: bool| {
+        let mut b = std::fs::read(path).unwrap();
+        let i = (32..b.len()).step_by(4).find(|&i| f(u32::from_le_bytes(b[i..i + 4].try_into().unwrap())).is_some());
+        let i = i.expect("a word to change");
+        let w = f(u32::from_le_bytes(b[i..i + 4].try_into().unwrap())).unwrap();
+        b[i..i + 4].copy_from_slice(&w.to_le_bytes());
+        if fix_sum {
+            let sum = checksum(&b[32..]);
+            b[24..32].copy_from_slice(&sum.to_le_bytes());
+        }
+        std::fs::write(path, b).unwrap();
+    };
+    let is_loss = |w: u32| w & 511 > 2 && w & 1 == 1;
+    let is_win = |w: u32| w & 511 >= 2 && w & 1 == 0;
+    let longer_loss = |w: u32| is_loss(w).then_some(w + 2);
+    let other_win = |w: u32| is_win(w).then_some(w + 2);
+    let target = files.iter().find(|p| {
+        let b = std::fs::read(p).unwrap();
+        let words: Vec<u32> = b[32..].chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+        words.iter().any(|&w| is_loss(w)) && words.iter().any(|&w| is_win(w))
+    });
+    let target = target.expect("a phase with losses and wins");
+    let name = target.file_name().unwrap().to_string_lossy().into_owned();
+
+    // Damaged (its checksum fails): resolved again, the same statistics, the file whole again.
+    rewrite(target, &longer_loss, false);
+    let (s, (labels, notes)) = stats(Some(&here));
+    assert_eq!(s, plain);
+    assert_eq!(resolving(&labels), 1, "{labels:?}");
+    assert!(notes.iter().any(|n| n.contains(&name) && n.contains("resolved again")), "{notes:?}");
+    let (_, (labels, _)) = stats(Some(&here));
+    assert_eq!(resolving(&labels), 0, "written anew");
+
+    // A win that is not the value file's, the checksum made to hold: resolved again.
+    rewrite(target, &other_win, true);
+    let (s, (labels, notes)) = stats(Some(&here));
+    assert_eq!(s, plain);
+    assert_eq!(resolving(&labels), 1, "{labels:?}");
+    assert!(notes.iter().any(|n| n.contains(&name) && n.contains("resolved again")), "{notes:?}");
+
+    // A loss one move longer, the checksum made to hold: it agrees with the value file,
+    // whose losses have no distance, so it is taken; the statistics change, and verify
+    // --deep finds the distance its children do not give. Without the files it finds none.
+    rewrite(target, &longer_loss, true);
+    let (s, (labels, _)) = stats(Some(&here));
+    assert_eq!(resolving(&labels), 0);
+    assert_ne!(s, plain);
+    assert!(mismatches(Some(&here)) >= 1);
+    assert_eq!(mismatches(None), 0);
+    let _ = std::fs::remove_dir_all(&records);
+    let _ = std::fs::remove_dir_all(&dir);
 }

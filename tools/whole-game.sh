@@ -7,7 +7,10 @@
 # goes on: a finished stage is skipped, and `solve`, `bfs`, `verify`, `stats` and
 # `digest` go on from their own checkpoints inside the stage they were in (`verify`,
 # `stats` and `digest` keep theirs in the work directory; the other stages, minutes
-# long, start again). Every
+# long, start again). `verify`, `stats` and `digest` share the records with elided loss
+# distances resolved (`--records-dir WORK/records`, 10.9 GB for the whole game): the
+# first of them resolves and writes them, the others read them (resolving takes about
+# 45 min of each on 2 cores). Remove WORK/records when every stage is done. Every
 # attempt of every stage is timed, and the table at the end sums them per stage: wall
 # and CPU seconds, peak RSS (of an attempt killed with the script: its wall time from
 # its start to its last output, at least).
@@ -59,10 +62,10 @@ command_of() {
     case $1 in
         solve) echo "$bin solve --db $db --max-pieces $max_pieces" ;;
         bfs) echo "$bin bfs --by-positions --store --node-layers --max-depth $bfs_depth --json --db $db" ;;
-        verify) echo "$bin verify --deep --json --checkpoint $work/verify.ckpt --db $db" ;;
-        stats) echo "$bin stats --json --checkpoint $work/stats.ckpt --db $db" ;;
+        verify) echo "$bin verify --deep --json --checkpoint $work/verify.ckpt --records-dir $work/records --db $db" ;;
+        stats) echo "$bin stats --json --checkpoint $work/stats.ckpt --records-dir $work/records --db $db" ;;
         longest) echo "$bin stats --longest --json --db $db" ;;
-        digest) echo "$bin export --digest --json --checkpoint $work/digest.ckpt --db $db" ;;
+        digest) echo "$bin export --digest --json --checkpoint $work/digest.ckpt --records-dir $work/records --keep-records --db $db" ;;
         check) echo "python3 $here/check-whole-game.py --db $db --ostledb $bin --stats $work/stats.out --bfs $work/bfs.out" ;;
     esac
 }

@@ -12,6 +12,7 @@ use crate::index::PhaseIndex;
 use crate::progress::Reporter;
 use crate::store::Database;
 use crate::store::group::GroupValues;
+use crate::store::resolved::ResolvedDir;
 
 /// Counts over one phase.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -194,9 +195,11 @@ pub fn phase_stats_from(
 /// bytes per position, [`GroupValues`]; elided loss distances are resolved a group at a
 /// time); `reporter` gets the loading and a step per phase. `checkpoint` keeps the
 /// statistics of the phases done and the counts of the one under way ([`Checkpoint`]):
-/// phases it holds are not walked again.
+/// phases it holds are not walked again. `resolved`: where records with their elided
+/// losses resolved are kept between commands ([`walk_groups`]).
 pub fn database_stats(
     db: &Database,
+    resolved: Option<&ResolvedDir>,
     reporter: &dyn Reporter,
     checkpoint: &mut Checkpoint<PhaseStats>,
 ) -> Result<Vec<PhaseStats>, Error> {
@@ -207,7 +210,7 @@ pub fn database_stats(
         let held = group.phase(ph).expect("a phase of the group");
         phase_stats_from(pi, held, &format!("stats {ph}"), reporter, from, between)
     };
-    walk_groups(db, reporter, checkpoint, walk, |_, st| phases.push(st))?;
+    walk_groups(db, resolved, reporter, checkpoint, walk, |_, st| phases.push(st))?;
     Ok(phases)
 }
 

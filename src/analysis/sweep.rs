@@ -27,6 +27,7 @@ use crate::progress::{Reporter, thousands};
 use crate::store::Database;
 use crate::store::file::{read_capped, write_atomic};
 use crate::store::group::GroupValues;
+use crate::store::resolved::ResolvedDir;
 
 /// Chunks per round at most: the positions between two chances to save. Rounds are
 /// seconds long on the whole game, and the threads wait at a round's end for its last
@@ -314,9 +315,12 @@ impl<A: Serialize + DeserializeOwned + Clone> Checkpoint<A> {
 /// phase from the checkpoint's saved point (`between` saves its progress); `done(phase,
 /// result)` gets each phase's result in order, taken from the checkpoint for the phases
 /// it holds. A group is loaded with the base values of the group below as the walk left
-/// them, or from the value files when the walk skipped that group.
+/// them, or from the value files when the walk skipped that group. With `resolved`, the
+/// records with elided losses resolved are taken from there when usable and written
+/// there when resolved here ([`crate::store::resolved`]).
 pub fn walk_groups<A: Serialize + DeserializeOwned + Clone + Default>(
     db: &Database,
+    resolved: Option<&ResolvedDir>,
     reporter: &dyn Reporter,
     checkpoint: &mut Checkpoint<A>,
     mut walk: impl FnMut(&GroupValues, Phase, (u64, A), &mut dyn FnMut(u64, &A) -> Result<(), Error>) -> Result<A, Error>,
@@ -337,8 +341,8 @@ pub fn walk_groups<A: Serialize + DeserializeOwned + Clone + Default>(
             continue;
         }
         let vals = match lower.take() {
-            Some(l) => GroupValues::load_above(db.path(), g, index, pieces, l, reporter)?,
-            None => GroupValues::load(db.path(), g, index, pieces, reporter)?,
+            Some(l) => GroupValues::load_above(db.path(), g, index, pieces, l, resolved, reporter)?,
+            None => GroupValues::load(db.path(), g, index, pieces, resolved, reporter)?,
         };
         for ph in vals.phases() {
             let r = match checkpoint.done(ph) {

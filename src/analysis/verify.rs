@@ -30,6 +30,7 @@ use crate::store::bfs::BfsFile;
 use crate::store::directory::unlisted;
 use crate::store::group::GroupValues;
 use crate::store::keys::{self, Backend};
+use crate::store::resolved::ResolvedDir;
 use crate::store::{Database, meta};
 
 /// What a verification found.
@@ -277,9 +278,12 @@ pub fn check_checksums(db: &Database, reporter: &dyn Reporter) -> Result<Checksu
 /// gets the loading, a step per phase and a note per phase checked. `checkpoint` keeps
 /// the reports of the phases done and the progress into the one under way (see
 /// [`Checkpoint`]): phases it holds are not checked again, and a group all of whose
-/// phases are done is not loaded.
+/// phases are done is not loaded. `resolved`: where records with their elided losses
+/// resolved are kept between commands ([`walk_groups`]); the distances taken from there
+/// are checked against the children like every other value.
 pub fn verify_database(
     db: &Database,
+    resolved: Option<&ResolvedDir>,
     reporter: &dyn Reporter,
     checkpoint: &mut Checkpoint<VerifyReport>,
 ) -> Result<Vec<(Phase, VerifyReport)>, Error> {
@@ -289,7 +293,7 @@ pub fn verify_database(
         reporter.note(&format!("{ph}: {} positions checked, {} mismatches", thousands(r.positions), r.mismatches));
         Ok(r)
     };
-    walk_groups(db, reporter, checkpoint, walk, |ph, r| reports.push((ph, r)))?;
+    walk_groups(db, resolved, reporter, checkpoint, walk, |ph, r| reports.push((ph, r)))?;
     Ok(reports)
 }
 
@@ -323,7 +327,7 @@ mod tests {
         let sol = solve(&g, 6, &opts).unwrap();
         let index = sol.index().clone();
         let check = |pieces: u32| {
-            let vals = GroupValues::load(&dir, &g, &index, pieces, &crate::progress::Silent).unwrap();
+            let vals = GroupValues::load(&dir, &g, &index, pieces, None, &crate::progress::Silent).unwrap();
             vals.phases().into_iter().map(|ph| verify_phase(&g, &vals.records(), ph, &Silent).mismatches).sum::<u64>()
         };
         for pieces in 4..=6 {
@@ -345,7 +349,7 @@ mod tests {
         assert!(check(6) >= 1);
         std::fs::remove_file(phasefile::phase_file(&dir, Phase::new(2, 3))).unwrap();
         assert!(matches!(
-            GroupValues::load(&dir, &g, &index, 6, &crate::progress::Silent),
+            GroupValues::load(&dir, &g, &index, 6, None, &crate::progress::Silent),
             Err(Error::MissingDatabase { .. })
         ));
         let _ = std::fs::remove_dir_all(&dir);

@@ -63,6 +63,10 @@ pub struct ExportArgs {
     /// --checkpoint FILE, FILE.records; else none.
     #[arg(long, value_name = "DIR")]
     pub records_dir: Option<PathBuf>,
+    /// Keep the files of --records-dir when done, for `stats --records-dir DIR` and
+    /// `verify --deep --records-dir DIR`, which then take them instead of resolving again.
+    #[arg(long, requires = "records_dir")]
+    pub keep_records: bool,
     /// No scratch files, even with --checkpoint: each loss is resolved as its line is made
     /// (less memory and no disk, several times slower on the whole game).
     #[arg(long, conflicts_with = "records_dir")]
@@ -106,7 +110,12 @@ pub fn run(args: ExportArgs) -> Result<(), Error> {
         }
         (None, None) => None,
     };
-    let opts = ExportOptions { max_pieces: args.max_pieces, lines_per_file: args.lines_per_file, records_dir };
+    let opts = ExportOptions {
+        max_pieces: args.max_pieces,
+        lines_per_file: args.lines_per_file,
+        records_dir,
+        keep_records: args.keep_records,
+    };
     let out = (!args.digest).then_some(args.out.as_path());
     let mut checkpoint = match &args.checkpoint {
         Some(path) => {

@@ -109,7 +109,7 @@ pub fn run(args: InterestingArgs) -> Result<(), Error> {
     }
     let mut phases = Vec::new();
     for pieces in totals {
-        let vals = GroupValues::load(&args.common.db, &g, &index, pieces, &rep)?;
+        let vals = GroupValues::load(&args.common.db, &g, &index, pieces, None, &rep)?;
         for ph in vals.phases() {
             let t = Instant::now();
             let counts: PhaseCounts = sweep_phase(&g, &vals.records(), ph, args.list, &rep);

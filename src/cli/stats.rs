@@ -49,6 +49,13 @@ fn line(out: &mut String, what: &str, v: &ValueCounts) {
 
 /// Run `ostledb stats`.
 pub fn run(args: StatsArgs) -> Result<(), Error> {
+    if args.longest && args.walk.records_dir.is_some() {
+        return Err(Error::InvalidArgument(
+            "--records-dir keeps the resolved records of the full walk; --longest reads only wins, which are \
+             never elided"
+                .into(),
+        ));
+    }
     if args.longest && args.walk.checkpoint.is_some() {
         return Err(Error::InvalidArgument(
             "--checkpoint keeps the progress of the full walk; --longest is one read of the value files, \
@@ -63,7 +70,8 @@ pub fn run(args: StatsArgs) -> Result<(), Error> {
     let max = db.max_pieces();
     let rep = CliReporter::new(args.common.quiet);
     let mut checkpoint = args.walk.open("stats", &db, &rep)?;
-    let phases = database_stats(&db, &rep, &mut checkpoint)?;
+    let resolved = args.walk.resolved(&db)?;
+    let phases = database_stats(&db, resolved.as_ref(), &rep, &mut checkpoint)?;
     checkpoint.finish()?;
     let total = phases.iter().cloned().fold(PhaseStats::default(), PhaseStats::merge);
     let report = Report { max_pieces: max, phases, total };

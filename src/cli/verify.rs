@@ -39,6 +39,12 @@ pub fn run(args: VerifyArgs) -> Result<(), Error> {
             "--checkpoint keeps the progress of --deep (the checksum pass takes seconds); add --deep".into(),
         ));
     }
+    if args.walk.records_dir.is_some() && !args.deep {
+        return Err(Error::InvalidArgument(
+            "--records-dir keeps the resolved records of --deep (the checksum pass reads no records); add --deep"
+                .into(),
+        ));
+    }
     let db = match Database::open(&args.common.db) {
         Ok(db) => db,
         Err(e) if args.json && e.exit_code() == EXIT_CORRUPT => {
@@ -54,7 +60,8 @@ pub fn run(args: VerifyArgs) -> Result<(), Error> {
     let (reports, deep_error) = match args.deep && sums.failures.is_empty() {
         true => {
             let mut checkpoint = args.walk.open("verify --deep", &db, &rep)?;
-            match verify_database(&db, &rep, &mut checkpoint) {
+            let resolved = args.walk.resolved(&db)?;
+            match verify_database(&db, resolved.as_ref(), &rep, &mut checkpoint) {
                 Ok(r) => {
                     checkpoint.finish()?;
                     (r, None)

@@ -22,6 +22,7 @@ use crate::published::{
 use crate::record::Packed;
 use crate::store::Database;
 use crate::store::file::temp_name;
+use crate::store::resolved::ResolvedDir;
 use crate::store::values::ValueFile;
 
 /// What to export.
@@ -36,14 +37,17 @@ pub struct ExportOptions {
     /// Resolve the elided losses of every phase a phase group at a time first, into
     /// scratch files in this directory (4 bytes per position, [`ResolvedRecords`]; files
     /// left whole by a killed run are kept), instead of by a search per position as its
-    /// line is made. The files are removed when the retrograde files are done. `None`:
-    /// no scratch files.
+    /// line is made. The files are removed when the retrograde files are done, unless
+    /// `keep_records`. `None`: no scratch files.
     pub records_dir: Option<PathBuf>,
+    /// Keep the files of `records_dir` when done (for `stats` and `verify --deep` with
+    /// the same directory, [`crate::store::resolved`]).
+    pub keep_records: bool,
 }
 
 impl Default for ExportOptions {
     fn default() -> ExportOptions {
-        ExportOptions { max_pieces: None, lines_per_file: LINES_PER_FILE, records_dir: None }
+        ExportOptions { max_pieces: None, lines_per_file: LINES_PER_FILE, records_dir: None, keep_records: false }
     }
 }
 
@@ -392,7 +396,7 @@ pub fn export_with(
     }
     let resolved = match &opts.records_dir {
         Some(dir) if !progress.retrograde_done && phase_values.iter().any(|v| v.elides_losses()) => {
-            Some(ResolvedRecords::prepare(db, &index, dir, reporter)?)
+            Some(ResolvedRecords::prepare(db, &index, ResolvedDir::new(dir, db.identity())?, reporter)?)
         }
         _ => None,
     };
@@ -411,7 +415,7 @@ pub fn export_with(
         (done, written)
     };
     drop(cursors);
-    if let Some(r) = resolved {
+    if let Some(r) = resolved.filter(|_| !opts.keep_records) {
         r.remove(reporter);
     }
     if written != total {

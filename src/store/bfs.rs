@@ -10,7 +10,6 @@
 //! node count of every depth.
 
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -18,8 +17,8 @@ use crate::error::{Error, FileKind, checksum_mismatch, corrupt, io};
 use crate::game::node::Convention;
 use crate::game::{Geometry, Phase};
 use crate::store::file::{
-    check_header, checksum, decompress, fault_point, le_u32, le_u64, open_existing, prefix, read_summed,
-    rename_durably, temp_name,
+    IndexAt, IndexedOut, checksum, decompress, le_u32, le_u64, open_with_header, prefix, read_index, read_summed,
+    remove_on_error, rename_durably, temp_name,
 };
 
 /// The first 8 bytes of a BFS file.
@@ -136,10 +135,7 @@ pub fn write(
     let path = dir.join(file_name(convention));
     let tmp = temp_name(&path);
     let r = (|| -> Result<u64, Error> {
-        fault_point("create").map_err(io(&tmp))?;
-        let f = File::create(&tmp).map_err(io(&tmp))?;
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
-        w.write_all(&[0u8; HEADER_LEN]).map_err(io(&tmp))?;
+        let mut out = IndexedOut::create(&tmp, HEADER_LEN)?;
         // Merge the sorted layers into one ascending run of (key, depth).
         let mut at = vec![0usize; layers.len()];
         let mut heap: std::collections::BinaryHeap<std::cmp::Reverse<(u64, usize)>> = layers
@@ -149,15 +145,14 @@ pub fn write(
             .map(|(d, l)| std::cmp::Reverse((l[0], d)))
             .collect();
         let mut entries = Vec::new();
-        let mut offset = HEADER_LEN as u64;
         let mut block: Vec<(u64, u8)> = Vec::with_capacity(BLOCK_KEYS as usize);
         let mut last: Option<u64> = None;
-        let mut flush = |block: &mut Vec<(u64, u8)>, w: &mut std::io::BufWriter<File>| -> Result<(), Error> {
+        let mut flush = |block: &mut Vec<(u64, u8)>, out: &mut IndexedOut| -> Result<(), Error> {
             if block.is_empty() {
                 return Ok(());
             }
             let z = zstd::bulk::compress(&encode(block), 19).map_err(io(&tmp))?;
-            w.write_all(&z).map_err(io(&tmp))?;
+            let offset = out.append(&z)?;
             entries.push(Entry {
                 first: block[0].0,
                 offset,
@@ -165,7 +160,6 @@ pub fn write(
                 count: block.len() as u32,
                 sum: checksum(&z),
             });
-            offset += z.len() as u64;
             block.clear();
             Ok(())
         };
@@ -180,10 +174,10 @@ pub fn write(
                 heap.push(std::cmp::Reverse((next, d)));
             }
             if block.len() == BLOCK_KEYS as usize {
-                flush(&mut block, &mut w)?;
+                flush(&mut block, &mut out)?;
             }
         }
-        flush(&mut block, &mut w)?;
+        flush(&mut block, &mut out)?;
         let mut index = Vec::with_capacity(entries.len() * ENTRY_LEN + layers.len() * 8);
         for e in &entries {
             index.extend_from_slice(&e.first.to_le_bytes());
@@ -195,37 +189,30 @@ pub fn write(
         for l in layers {
             index.extend_from_slice(&(l.len() as u64).to_le_bytes());
         }
-        w.write_all(&index).map_err(io(&tmp))?;
-        let len = offset + index.len() as u64;
         let nodes: u64 = layers.iter().map(|l| l.len() as u64).sum();
-        let mut h = [0u8; HEADER_LEN];
-        let start = geom.start_pieces();
-        h[0..16].copy_from_slice(&prefix(&MAGIC, VERSION, geom, Phase::new(start, start)));
-        h[16] = match convention {
-            Convention::Published => 0,
-            Convention::Strict => 1,
-        };
-        h[17] = expand_checkmates as u8;
-        h[18] = complete as u8;
-        h[20..24].copy_from_slice(&(layers.len() as u32).to_le_bytes());
-        h[24..32].copy_from_slice(&nodes.to_le_bytes());
-        h[32..36].copy_from_slice(&BLOCK_KEYS.to_le_bytes());
-        h[36..40].copy_from_slice(&(entries.len() as u32).to_le_bytes());
-        h[40..48].copy_from_slice(&offset.to_le_bytes());
-        h[48..56].copy_from_slice(&len.to_le_bytes());
-        h[56..64].copy_from_slice(&checksum(&index).to_le_bytes());
-        let sum = checksum(&h[..72]);
-        h[72..80].copy_from_slice(&sum.to_le_bytes());
-        let mut f = w.into_inner().map_err(|e| Error::Io { path: tmp.clone(), source: e.into_error() })?;
-        f.seek(SeekFrom::Start(0)).map_err(io(&tmp))?;
-        f.write_all(&h).map_err(io(&tmp))?;
-        f.sync_all().map_err(io(&tmp))?;
-        Ok(len)
+        out.finish(&index, |tail| {
+            let mut h = [0u8; HEADER_LEN];
+            let start = geom.start_pieces();
+            h[0..16].copy_from_slice(&prefix(&MAGIC, VERSION, geom, Phase::new(start, start)));
+            h[16] = match convention {
+                Convention::Published => 0,
+                Convention::Strict => 1,
+            };
+            h[17] = expand_checkmates as u8;
+            h[18] = complete as u8;
+            h[20..24].copy_from_slice(&(layers.len() as u32).to_le_bytes());
+            h[24..32].copy_from_slice(&nodes.to_le_bytes());
+            h[32..36].copy_from_slice(&BLOCK_KEYS.to_le_bytes());
+            h[36..40].copy_from_slice(&(entries.len() as u32).to_le_bytes());
+            h[40..48].copy_from_slice(&tail.index_at.to_le_bytes());
+            h[48..56].copy_from_slice(&tail.len.to_le_bytes());
+            h[56..64].copy_from_slice(&tail.index_sum.to_le_bytes());
+            let sum = checksum(&h[..72]);
+            h[72..80].copy_from_slice(&sum.to_le_bytes());
+            h
+        })
     })();
-    if r.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    let len = r?;
+    let len = remove_on_error(&tmp, r)?;
     rename_durably(&tmp, &path)?;
     Ok(len)
 }
@@ -253,14 +240,10 @@ impl BfsFile {
     /// Open the BFS file of `convention` in `dir`: `Ok(None)` when there is none.
     pub fn open(dir: &Path, geom: &Geometry, convention: Convention) -> Result<Option<BfsFile>, Error> {
         let path = dir.join(file_name(convention));
-        let Some(mut file) = open_existing(&path)? else { return Ok(None) };
-        let len = file.metadata().map_err(io(&path))?.len();
-        if len < HEADER_LEN as u64 {
-            return Err(corrupt(&path, format!("{len} bytes, shorter than its {HEADER_LEN}-byte header")));
-        }
-        let mut h = [0u8; HEADER_LEN];
-        file.read_exact(&mut h).map_err(io(&path))?;
-        check_header(&path, &h, &MAGIC, VERSION, FileKind::Bfs, geom)?;
+        let Some((mut file, h, len)) = open_with_header::<HEADER_LEN>(&path, &MAGIC, VERSION, FileKind::Bfs, geom)?
+        else {
+            return Ok(None);
+        };
         let want = match convention {
             Convention::Published => 0,
             Convention::Strict => 1,
@@ -272,22 +255,22 @@ impl BfsFile {
         let nodes = le_u64(&h, 24);
         let blocks = le_u32(&h, 36) as u64;
         let index_at = le_u64(&h, 40);
-        if le_u64(&h, 48) != len {
-            return Err(corrupt(
-                &path,
-                format!("{len} bytes long, its header says {} (truncated or extended)", le_u64(&h, 48)),
-            ));
+        if depths > 256 {
+            return Err(corrupt(&path, format!("{depths} depths, more than the 256 a BFS file holds")));
         }
-        let index_len = blocks * ENTRY_LEN as u64 + depths * 8;
-        if depths > 256 || index_at < HEADER_LEN as u64 || index_at.checked_add(index_len) != Some(len) {
-            return Err(corrupt(&path, "the block index does not end the file"));
-        }
-        let mut index = vec![0u8; index_len as usize];
-        file.seek(SeekFrom::Start(index_at)).map_err(io(&path))?;
-        file.read_exact(&mut index).map_err(io(&path))?;
-        if checksum(&index) != le_u64(&h, 56) {
-            return Err(checksum_mismatch(&path, FileKind::Bfs, "block index", None, Some((index_at, len))));
-        }
+        let index = read_index(
+            &mut file,
+            &path,
+            FileKind::Bfs,
+            len,
+            IndexAt {
+                header_len: HEADER_LEN as u64,
+                stated_len: le_u64(&h, 48),
+                at: index_at,
+                len: blocks * ENTRY_LEN as u64 + depths * 8,
+                sum: le_u64(&h, 56),
+            },
+        )?;
         let mut entries = Vec::with_capacity(blocks as usize);
         let mut at = HEADER_LEN as u64;
         let mut total = 0u64;

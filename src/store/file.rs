@@ -155,6 +155,140 @@ pub fn write_atomic(path: &Path, fill: impl FnOnce(&mut BufWriter<File>) -> std:
     rename_durably(&tmp, path)
 }
 
+/// A file of the result store written as a body of blocks followed by their index, with
+/// a header that names the index's place, the file's length and the index's checksum and
+/// so is written last, over zeros kept for it at the start: the value files of phases,
+/// and the first-depth, BFS and node-layer files. Written under a temporary name; the
+/// caller renames it over the real one ([`rename_durably`]) when [`IndexedOut::finish`]
+/// succeeds, and removes it when anything fails ([`remove_on_error`]).
+pub struct IndexedOut {
+    tmp: PathBuf,
+    w: BufWriter<File>,
+    header_len: usize,
+    at: u64,
+}
+
+impl IndexedOut {
+    /// Create `tmp` with `header_len` zero bytes for the header.
+    pub fn create(tmp: &Path, header_len: usize) -> Result<IndexedOut, Error> {
+        fault_point("create").map_err(io(tmp))?;
+        let f = File::create(tmp).map_err(io(tmp))?;
+        let mut w = BufWriter::with_capacity(1 << 22, f);
+        w.write_all(&vec![0u8; header_len]).map_err(io(tmp))?;
+        Ok(IndexedOut { tmp: tmp.to_path_buf(), w, header_len, at: header_len as u64 })
+    }
+
+    /// Append `bytes` to the body; returns their offset in the file.
+    pub fn append(&mut self, bytes: &[u8]) -> Result<u64, Error> {
+        self.w.write_all(bytes).map_err(io(&self.tmp))?;
+        let at = self.at;
+        self.at += bytes.len() as u64;
+        Ok(at)
+    }
+
+    /// The offset the next appended bytes go to.
+    pub fn at(&self) -> u64 {
+        self.at
+    }
+
+    /// Write `index` after the body, then the header `header(tail)` over the zeros at the
+    /// start (it must be as long as they are), and fsync. Returns the file's length.
+    pub fn finish<H: AsRef<[u8]>>(mut self, index: &[u8], header: impl FnOnce(IndexTail) -> H) -> Result<u64, Error> {
+        let index_at = self.append(index)?;
+        let tail = IndexTail { index_at, len: self.at, index_sum: checksum(index) };
+        let header = header(tail);
+        let tmp = self.tmp;
+        assert_eq!(
+            header.as_ref().len(),
+            self.header_len,
+            "the header of {} has the length kept for it",
+            tmp.display()
+        );
+        let mut f = self.w.into_inner().map_err(|e| Error::Io { path: tmp.clone(), source: e.into_error() })?;
+        f.seek(std::io::SeekFrom::Start(0)).map_err(io(&tmp))?;
+        f.write_all(header.as_ref()).map_err(io(&tmp))?;
+        fault_point("write").map_err(io(&tmp))?;
+        f.sync_all().map_err(io(&tmp))?;
+        Ok(tail.len)
+    }
+}
+
+/// What a header written by [`IndexedOut::finish`] says of the file's end.
+#[derive(Clone, Copy, Debug)]
+pub struct IndexTail {
+    /// Where the index begins.
+    pub index_at: u64,
+    /// The file's length (the index ends it).
+    pub len: u64,
+    /// The index's checksum.
+    pub index_sum: u64,
+}
+
+/// `r`, having removed the temporary file `tmp` if `r` is an error.
+pub fn remove_on_error<T>(tmp: &Path, r: Result<T, Error>) -> Result<T, Error> {
+    if r.is_err() {
+        let _ = std::fs::remove_file(tmp);
+    }
+    r
+}
+
+/// Where a header says the index of a file of blocks is ([`read_index`]).
+#[derive(Clone, Copy, Debug)]
+pub struct IndexAt {
+    /// The length of the header, before which no index can begin.
+    pub header_len: u64,
+    /// The file's length as its header says it.
+    pub stated_len: u64,
+    /// The index's offset.
+    pub at: u64,
+    /// The index's length, from the header's counts.
+    pub len: u64,
+    /// The index's checksum.
+    pub sum: u64,
+}
+
+/// Read and check the block index of `file` (`file_len` bytes long), where its header
+/// says it is: the file must be as long as the header says, the index must end it, and
+/// its checksum must hold. The caller checks the entries.
+pub fn read_index(file: &mut File, path: &Path, kind: FileKind, file_len: u64, i: IndexAt) -> Result<Vec<u8>, Error> {
+    if i.stated_len != file_len {
+        return Err(corrupt(
+            path,
+            format!("{file_len} bytes long, its header says {} (truncated or extended)", i.stated_len),
+        ));
+    }
+    if i.at < i.header_len || i.at.checked_add(i.len) != Some(file_len) {
+        return Err(corrupt(path, "the block index does not end the file"));
+    }
+    let mut index = vec![0u8; i.len as usize];
+    file.seek(std::io::SeekFrom::Start(i.at)).map_err(io(path))?;
+    file.read_exact(&mut index).map_err(io(path))?;
+    if checksum(&index) != i.sum {
+        return Err(checksum_mismatch(path, kind, "block index", None, Some((i.at, file_len))));
+    }
+    Ok(index)
+}
+
+/// Open `path` if it exists and read and check its `N`-byte header's shared start
+/// ([`check_header`]). Returns the file, the header and the file's length.
+pub fn open_with_header<const N: usize>(
+    path: &Path,
+    magic: &[u8; 8],
+    version: u32,
+    kind: FileKind,
+    geom: &crate::game::Geometry,
+) -> Result<Option<(File, [u8; N], u64)>, Error> {
+    let Some(mut file) = open_existing(path)? else { return Ok(None) };
+    let len = file.metadata().map_err(io(path))?.len();
+    if len < N as u64 {
+        return Err(corrupt(path, format!("{len} bytes, shorter than its {N}-byte header")));
+    }
+    let mut h = [0u8; N];
+    file.read_exact(&mut h).map_err(io(path))?;
+    check_header(path, &h, magic, version, kind, geom)?;
+    Ok(Some((file, h, len)))
+}
+
 /// Where the body of a file written by [`write_streamed`] goes: each block is written
 /// as it comes and the disk is asked to start writing it at once
 /// ([`crate::sys::start_writeback`]), so the fsync at the end waits for the last block

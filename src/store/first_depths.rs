@@ -15,7 +15,6 @@
 //! every depth.
 
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -28,8 +27,8 @@ use crate::game::node::{node_key, start_key};
 use crate::game::{Geometry, Phase, Position};
 use crate::index::GameNumbering;
 use crate::store::file::{
-    check_header, checksum, decompress, fault_point, le_u32, le_u64, open_existing, prefix, read_summed,
-    rename_durably, temp_name,
+    IndexAt, IndexedOut, checksum, decompress, le_u32, le_u64, open_with_header, prefix, read_index, read_summed,
+    remove_on_error, rename_durably, temp_name,
 };
 
 /// The first 8 bytes of a first-depth file.
@@ -116,12 +115,8 @@ pub fn write(
     let path = dir.join(FILE_NAME);
     let tmp = temp_name(&path);
     let r = (|| -> Result<u64, Error> {
-        fault_point("create").map_err(io(&tmp))?;
-        let f = File::create(&tmp).map_err(io(&tmp))?;
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
-        w.write_all(&[0u8; HEADER_LEN]).map_err(io(&tmp))?;
+        let mut out = IndexedOut::create(&tmp, HEADER_LEN)?;
         let mut entries = Vec::new();
-        let mut offset = HEADER_LEN as u64;
         let mut seen = vec![0u64; 256];
         // A batch of blocks is filled in order, compressed in parallel, then written.
         const BATCH: u64 = 64;
@@ -139,9 +134,8 @@ pub fn write(
                 buf.par_chunks(block as usize).map(|c| zstd::bulk::compress(c, LEVEL)).collect();
             for z in frames {
                 let z = z.map_err(io(&tmp))?;
-                w.write_all(&z).map_err(io(&tmp))?;
+                let offset = out.append(&z)?;
                 entries.push(Entry { offset, len: z.len() as u32, sum: checksum(&z) });
-                offset += z.len() as u64;
             }
             start += n as u64;
         }
@@ -160,34 +154,26 @@ pub fn write(
         for &n in summary.layers.iter().chain(&summary.first_reached) {
             index.extend_from_slice(&n.to_le_bytes());
         }
-        w.write_all(&index).map_err(io(&tmp))?;
-        let len = offset + index.len() as u64;
-        let mut h = [0u8; HEADER_LEN];
-        let s = geom.start_pieces();
-        h[0..16].copy_from_slice(&prefix(&MAGIC, VERSION, geom, Phase::new(s, s)));
-        h[16] = summary.expand_checkmates as u8;
-        h[17] = summary.complete as u8;
-        h[20..24].copy_from_slice(&(depths as u32).to_le_bytes());
-        h[24..32].copy_from_slice(&summary.positions.to_le_bytes());
-        h[32..36].copy_from_slice(&BLOCK_POSITIONS.to_le_bytes());
-        h[36..40].copy_from_slice(&(entries.len() as u32).to_le_bytes());
-        h[40..48].copy_from_slice(&offset.to_le_bytes());
-        h[48..56].copy_from_slice(&len.to_le_bytes());
-        h[56..64].copy_from_slice(&checksum(&index).to_le_bytes());
-        h[64..72].copy_from_slice(&summary.nodes().to_le_bytes());
-        let sum = checksum(&h[..72]);
-        h[72..80].copy_from_slice(&sum.to_le_bytes());
-        let mut f = w.into_inner().map_err(|e| Error::Io { path: tmp.clone(), source: e.into_error() })?;
-        f.seek(SeekFrom::Start(0)).map_err(io(&tmp))?;
-        f.write_all(&h).map_err(io(&tmp))?;
-        fault_point("write").map_err(io(&tmp))?;
-        f.sync_all().map_err(io(&tmp))?;
-        Ok(len)
+        out.finish(&index, |tail| {
+            let mut h = [0u8; HEADER_LEN];
+            let s = geom.start_pieces();
+            h[0..16].copy_from_slice(&prefix(&MAGIC, VERSION, geom, Phase::new(s, s)));
+            h[16] = summary.expand_checkmates as u8;
+            h[17] = summary.complete as u8;
+            h[20..24].copy_from_slice(&(depths as u32).to_le_bytes());
+            h[24..32].copy_from_slice(&summary.positions.to_le_bytes());
+            h[32..36].copy_from_slice(&BLOCK_POSITIONS.to_le_bytes());
+            h[36..40].copy_from_slice(&(entries.len() as u32).to_le_bytes());
+            h[40..48].copy_from_slice(&tail.index_at.to_le_bytes());
+            h[48..56].copy_from_slice(&tail.len.to_le_bytes());
+            h[56..64].copy_from_slice(&tail.index_sum.to_le_bytes());
+            h[64..72].copy_from_slice(&summary.nodes().to_le_bytes());
+            let sum = checksum(&h[..72]);
+            h[72..80].copy_from_slice(&sum.to_le_bytes());
+            h
+        })
     })();
-    if r.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    let len = r?;
+    let len = remove_on_error(&tmp, r)?;
     // Node layers kept beside the file before are of another search: they go first, so
     // that no crash leaves them beside the new depths.
     crate::store::node_layers::remove(dir)?;
@@ -219,27 +205,17 @@ impl FirstDepthFile {
     /// Open the first-depth file in `dir`: `Ok(None)` when there is none.
     pub fn open(dir: &Path, geom: &Geometry) -> Result<Option<FirstDepthFile>, Error> {
         let path = dir.join(FILE_NAME);
-        let Some(mut file) = open_existing(&path)? else { return Ok(None) };
-        let len = file.metadata().map_err(io(&path))?.len();
-        if len < HEADER_LEN as u64 {
-            return Err(corrupt(&path, format!("{len} bytes, shorter than its {HEADER_LEN}-byte header")));
-        }
-        let mut h = [0u8; HEADER_LEN];
-        file.read_exact(&mut h).map_err(io(&path))?;
-        check_header(&path, &h, &MAGIC, VERSION, FileKind::FirstDepths, geom)?;
+        let Some((mut file, h, len)) =
+            open_with_header::<HEADER_LEN>(&path, &MAGIC, VERSION, FileKind::FirstDepths, geom)?
+        else {
+            return Ok(None);
+        };
         if h[16] > 1 || h[17] > 1 {
             return Err(corrupt(&path, "the header's flags are not 0 or 1"));
         }
         let depths = le_u32(&h, 20) as u64;
         let positions = le_u64(&h, 24);
         let blocks = le_u32(&h, 36) as u64;
-        let index_at = le_u64(&h, 40);
-        if le_u64(&h, 48) != len {
-            return Err(corrupt(
-                &path,
-                format!("{len} bytes long, its header says {} (truncated or extended)", le_u64(&h, 48)),
-            ));
-        }
         let block = le_u32(&h, 32);
         if !block.is_power_of_two()
             || !(MIN_BLOCK..=MAX_BLOCK).contains(&block)
@@ -247,20 +223,23 @@ impl FirstDepthFile {
         {
             return Err(corrupt(&path, "the header's block size or block count disagrees with its positions"));
         }
-        let index_len = blocks * ENTRY_LEN as u64 + depths * 16;
-        if depths == 0
-            || depths >= NOT_REACHED as u64
-            || index_at < HEADER_LEN as u64
-            || index_at.checked_add(index_len) != Some(len)
-        {
-            return Err(corrupt(&path, "the block index does not end the file"));
+        if depths == 0 || depths >= NOT_REACHED as u64 {
+            return Err(corrupt(&path, format!("{depths} depths, out of range 1..{NOT_REACHED}")));
         }
-        let mut index = vec![0u8; index_len as usize];
-        file.seek(SeekFrom::Start(index_at)).map_err(io(&path))?;
-        file.read_exact(&mut index).map_err(io(&path))?;
-        if checksum(&index) != le_u64(&h, 56) {
-            return Err(checksum_mismatch(&path, FileKind::FirstDepths, "block index", None, Some((index_at, len))));
-        }
+        let index_at = le_u64(&h, 40);
+        let index = read_index(
+            &mut file,
+            &path,
+            FileKind::FirstDepths,
+            len,
+            IndexAt {
+                header_len: HEADER_LEN as u64,
+                stated_len: le_u64(&h, 48),
+                at: index_at,
+                len: blocks * ENTRY_LEN as u64 + depths * 16,
+                sum: le_u64(&h, 56),
+            },
+        )?;
         let mut entries = Vec::with_capacity(blocks as usize);
         let mut at = HEADER_LEN as u64;
         for (b, e) in index[..(blocks as usize) * ENTRY_LEN].chunks_exact(ENTRY_LEN).enumerate() {

@@ -19,6 +19,7 @@ use crate::probe::{RecordSource, resolve_record};
 use crate::progress::{Reporter, Silent};
 use crate::record::{Packed, PhaseValues, Record, Val, val_outcome};
 use crate::store::phasefile;
+use crate::store::resolved::ResolvedDir;
 use crate::store::values::{self, ValueFile};
 
 /// The base values of the phases of a group, phase by phase (2 bytes per position).
@@ -132,6 +133,47 @@ impl CompactPhase {
     pub fn base_vals(&self) -> Vec<Val> {
         self.words.par_iter().map(|&w| (w & 511) as Val).collect()
     }
+
+    /// Take this phase's resolved records from `resolved`, its records as loaded from a
+    /// file that elides losses. True if they were taken: the file is of this database and
+    /// whole, and each of its words has no elided loss and, its loss distance elided
+    /// again, is the record as stored. Otherwise the records are left as stored (false;
+    /// a file there but not usable is named in a note of `reporter`).
+    pub fn take_resolved(&mut self, resolved: &ResolvedDir, reporter: &dyn Reporter) -> Result<bool, Error> {
+        let (ph, n) = (self.phase, self.words.len() as u64);
+        if !resolved.path(ph).exists() {
+            return Ok(false);
+        }
+        reporter.begin(&format!("resolved records {ph} (read)"), n);
+        let took = resolved.read_chunks(ph, n, |first, got| {
+            let mine = &mut self.words[first as usize..first as usize + got.len()];
+            let agree = mine.par_iter().zip(got).all(|(&stored, &w)| {
+                let r = CompactPhase::unpack(w);
+                !r.needs_resolving() && CompactPhase::word(r.elided()) == Some(stored)
+            });
+            if agree {
+                mine.copy_from_slice(got);
+                reporter.advance(got.len() as u64);
+            }
+            agree
+        })?;
+        reporter.end();
+        match took {
+            None => Ok(false),
+            Some(true) => Ok(true),
+            Some(false) => {
+                reporter.note(&format!(
+                    "{} is not of this database, is damaged or disagrees with the value file: resolved again",
+                    resolved.path(ph).display()
+                ));
+                // Words taken before the file was found wanting go back to their stored form.
+                self.words.par_iter_mut().for_each(|w| {
+                    *w = CompactPhase::word(CompactPhase::unpack(*w).elided()).expect("an elided record fits a word")
+                });
+                Ok(false)
+            }
+        }
+    }
 }
 
 impl HeldPhase for CompactPhase {
@@ -233,13 +275,16 @@ impl<'a> GroupValues<'a> {
         geom: &Geometry,
         index: &'a GameIndex,
         pieces: u32,
+        resolved: Option<&ResolvedDir>,
         reporter: &dyn Reporter,
     ) -> Result<GroupValues<'a>, Error> {
         let lower = match group_below(index, pieces) {
-            Some(n) => load_group_base(dir, geom, index, n, reporter)?.ok_or_else(|| missing_group(dir, index, n))?,
+            Some(n) => {
+                load_group_base(dir, geom, index, n, resolved, reporter)?.ok_or_else(|| missing_group(dir, index, n))?
+            }
             None => Vec::new(),
         };
-        GroupValues::load_above(dir, geom, index, pieces, lower, reporter)
+        GroupValues::load_above(dir, geom, index, pieces, lower, resolved, reporter)
     }
 
     /// [`GroupValues::load`] given `lower`, the exact base values of the group below (from
@@ -250,9 +295,10 @@ impl<'a> GroupValues<'a> {
         index: &'a GameIndex,
         pieces: u32,
         lower: Vec<(Phase, Vec<Val>)>,
+        resolved: Option<&ResolvedDir>,
         reporter: &dyn Reporter,
     ) -> Result<GroupValues<'a>, Error> {
-        let full = load_compact(dir, geom, index, pieces, &lower, reporter)?;
+        let full = load_compact(dir, geom, index, pieces, &lower, resolved, reporter)?;
         Ok(GroupValues { index, full, lower })
     }
 
@@ -279,13 +325,16 @@ impl<'a> GroupValues<'a> {
 }
 
 /// The phases with `pieces` pieces as [`CompactPhase`]s, their elided losses resolved
-/// with `lower`, the base values of the group below (as stored serves).
+/// with `lower`, the base values of the group below (as stored serves). With `resolved`,
+/// a phase's records are taken from there when its file is usable
+/// ([`CompactPhase::take_resolved`]), and those resolved here are written there.
 fn load_compact(
     dir: &Path,
     geom: &Geometry,
     index: &GameIndex,
     pieces: u32,
     lower: &[(Phase, Vec<Val>)],
+    resolved: Option<&ResolvedDir>,
     reporter: &dyn Reporter,
 ) -> Result<Vec<CompactPhase>, Error> {
     let mut full = Vec::new();
@@ -296,8 +345,24 @@ fn load_compact(
         full.push(c);
         elided.push(e);
     }
+    if let Some(r) = resolved {
+        for (c, e) in full.iter_mut().zip(elided.iter_mut()) {
+            if *e && c.take_resolved(r, reporter)? {
+                *e = false;
+            }
+        }
+    }
     if elided.iter().any(|&e| e) {
         resolve_group(dir, geom, index, &mut full, &elided, lower, reporter)?;
+        if let Some(r) = resolved {
+            // Kept to save time later: a file that cannot be written (a full disk) is a
+            // note, not the end of the walk that resolved it.
+            for (c, _) in full.iter().zip(&elided).filter(|(_, e)| **e) {
+                if let Err(e) = r.write(c.phase, &c.words, reporter) {
+                    reporter.note(&format!("the resolved records of {} are not kept: {e}", c.phase));
+                }
+            }
+        }
     }
     Ok(full)
 }
@@ -411,6 +476,7 @@ pub fn load_group_base(
     geom: &Geometry,
     index: &GameIndex,
     pieces: u32,
+    resolved: Option<&ResolvedDir>,
     reporter: &dyn Reporter,
 ) -> Result<Option<GroupBase>, Error> {
     let data = crate::store::directory::current_data_dir(dir)?;
@@ -435,7 +501,7 @@ pub fn load_group_base(
     // Resolving elided losses reads won children only: the base values of the group
     // below as stored serve.
     let stored = stored_group_base(dir, geom, index, group_below(index, pieces))?;
-    let group = load_compact(dir, geom, index, pieces, &stored, reporter)?;
+    let group = load_compact(dir, geom, index, pieces, &stored, resolved, reporter)?;
     drop(stored);
     Ok(Some(group.into_iter().map(|c| (c.phase, c.base_vals())).collect()))
 }

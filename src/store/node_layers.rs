@@ -19,7 +19,6 @@
 //! with none has no frame).
 
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -28,8 +27,8 @@ use rayon::prelude::*;
 use crate::error::{Error, FileKind, checksum_mismatch, corrupt, io};
 use crate::game::{Geometry, Phase};
 use crate::store::file::{
-    check_header, checksum, decompress, fault_point, le_u32, le_u64, open_existing, prefix, read_summed,
-    rename_durably, sync_dir, temp_name,
+    IndexAt, IndexedOut, checksum, decompress, fault_point, le_u32, le_u64, open_with_header, prefix, read_index,
+    read_summed, remove_on_error, rename_durably, sync_dir, temp_name,
 };
 use crate::store::first_depths::FirstDepthSummary;
 
@@ -92,12 +91,8 @@ pub fn write_layer(
         return Err(Error::InvalidArgument(format!("a bitmap of {} words for {positions} positions", touched.len())));
     }
     let r = (|| -> Result<(u64, u64), Error> {
-        fault_point("create").map_err(io(&tmp))?;
-        let f = File::create(&tmp).map_err(io(&tmp))?;
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
-        w.write_all(&[0u8; HEADER_LEN]).map_err(io(&tmp))?;
+        let mut out = IndexedOut::create(&tmp, HEADER_LEN)?;
         let mut entries = Vec::with_capacity(blocks as usize);
-        let mut offset = HEADER_LEN as u64;
         let mut total = 0u64;
         // A batch of blocks is gathered and compressed in parallel, then written in order.
         const BATCH: u64 = 64;
@@ -131,10 +126,9 @@ pub fn write_layer(
                 .collect();
             for z in frames {
                 let (count, z) = z.map_err(io(&tmp))?;
-                w.write_all(&z).map_err(io(&tmp))?;
+                let offset = out.append(&z)?;
                 let sum = if z.is_empty() { 0 } else { checksum(&z) };
                 entries.push(Entry { offset, len: z.len() as u32, touched: count, sum });
-                offset += z.len() as u64;
                 total += count as u64;
             }
             b0 = b1;
@@ -146,33 +140,26 @@ pub fn write_layer(
             index.extend_from_slice(&e.touched.to_le_bytes());
             index.extend_from_slice(&e.sum.to_le_bytes());
         }
-        w.write_all(&index).map_err(io(&tmp))?;
-        let len = offset + index.len() as u64;
-        let mut h = [0u8; HEADER_LEN];
-        let s = geom.start_pieces();
-        h[0..16].copy_from_slice(&prefix(&MAGIC, VERSION, geom, Phase::new(s, s)));
-        h[16] = expand_checkmates as u8;
-        h[20..24].copy_from_slice(&depth.to_le_bytes());
-        h[24..32].copy_from_slice(&positions.to_le_bytes());
-        h[32..36].copy_from_slice(&BLOCK_POSITIONS.to_le_bytes());
-        h[36..40].copy_from_slice(&(blocks as u32).to_le_bytes());
-        h[40..48].copy_from_slice(&offset.to_le_bytes());
-        h[48..56].copy_from_slice(&len.to_le_bytes());
-        h[56..64].copy_from_slice(&checksum(&index).to_le_bytes());
-        h[64..72].copy_from_slice(&total.to_le_bytes());
-        let sum = checksum(&h[..72]);
-        h[72..80].copy_from_slice(&sum.to_le_bytes());
-        let mut f = w.into_inner().map_err(|e| Error::Io { path: tmp.clone(), source: e.into_error() })?;
-        f.seek(SeekFrom::Start(0)).map_err(io(&tmp))?;
-        f.write_all(&h).map_err(io(&tmp))?;
-        fault_point("write").map_err(io(&tmp))?;
-        f.sync_all().map_err(io(&tmp))?;
+        let len = out.finish(&index, |tail| {
+            let mut h = [0u8; HEADER_LEN];
+            let s = geom.start_pieces();
+            h[0..16].copy_from_slice(&prefix(&MAGIC, VERSION, geom, Phase::new(s, s)));
+            h[16] = expand_checkmates as u8;
+            h[20..24].copy_from_slice(&depth.to_le_bytes());
+            h[24..32].copy_from_slice(&positions.to_le_bytes());
+            h[32..36].copy_from_slice(&BLOCK_POSITIONS.to_le_bytes());
+            h[36..40].copy_from_slice(&(blocks as u32).to_le_bytes());
+            h[40..48].copy_from_slice(&tail.index_at.to_le_bytes());
+            h[48..56].copy_from_slice(&tail.len.to_le_bytes());
+            h[56..64].copy_from_slice(&tail.index_sum.to_le_bytes());
+            h[64..72].copy_from_slice(&total.to_le_bytes());
+            let sum = checksum(&h[..72]);
+            h[72..80].copy_from_slice(&sum.to_le_bytes());
+            h
+        })?;
         Ok((len, total))
     })();
-    if r.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    let out = r?;
+    let out = remove_on_error(&tmp, r)?;
     rename_durably(&tmp, &path)?;
     Ok(out)
 }
@@ -198,14 +185,11 @@ impl LayerFile {
         positions: u64,
     ) -> Result<Option<LayerFile>, Error> {
         let path = layer_path(dir, depth);
-        let Some(mut file) = open_existing(&path)? else { return Ok(None) };
-        let len = file.metadata().map_err(io(&path))?.len();
-        if len < HEADER_LEN as u64 {
-            return Err(corrupt(&path, format!("{len} bytes, shorter than its {HEADER_LEN}-byte header")));
-        }
-        let mut h = [0u8; HEADER_LEN];
-        file.read_exact(&mut h).map_err(io(&path))?;
-        check_header(&path, &h, &MAGIC, VERSION, FileKind::NodeLayers, geom)?;
+        let Some((mut file, h, len)) =
+            open_with_header::<HEADER_LEN>(&path, &MAGIC, VERSION, FileKind::NodeLayers, geom)?
+        else {
+            return Ok(None);
+        };
         if h[16] != expand_checkmates as u8 || le_u32(&h, 20) != depth || le_u64(&h, 24) != positions {
             return Err(corrupt(
                 &path,
@@ -218,27 +202,24 @@ impl LayerFile {
                 ),
             ));
         }
-        if le_u64(&h, 48) != len {
-            return Err(corrupt(
-                &path,
-                format!("{len} bytes long, its header says {} (truncated or extended)", le_u64(&h, 48)),
-            ));
-        }
         let blocks = le_u32(&h, 36) as u64;
         if le_u32(&h, 32) != BLOCK_POSITIONS || blocks != positions.div_ceil(BLOCK_POSITIONS as u64) {
             return Err(corrupt(&path, "the header's block size or block count disagrees with its positions"));
         }
         let index_at = le_u64(&h, 40);
-        let index_len = blocks * ENTRY_LEN as u64;
-        if index_at < HEADER_LEN as u64 || index_at.checked_add(index_len) != Some(len) {
-            return Err(corrupt(&path, "the block index does not end the file"));
-        }
-        let mut index = vec![0u8; index_len as usize];
-        file.seek(SeekFrom::Start(index_at)).map_err(io(&path))?;
-        file.read_exact(&mut index).map_err(io(&path))?;
-        if checksum(&index) != le_u64(&h, 56) {
-            return Err(checksum_mismatch(&path, FileKind::NodeLayers, "block index", None, Some((index_at, len))));
-        }
+        let index = read_index(
+            &mut file,
+            &path,
+            FileKind::NodeLayers,
+            len,
+            IndexAt {
+                header_len: HEADER_LEN as u64,
+                stated_len: le_u64(&h, 48),
+                at: index_at,
+                len: blocks * ENTRY_LEN as u64,
+                sum: le_u64(&h, 56),
+            },
+        )?;
         let mut entries = Vec::with_capacity(blocks as usize);
         let mut at = HEADER_LEN as u64;
         let mut touched = 0u64;

@@ -47,7 +47,7 @@
 
 use std::cell::RefCell;
 use std::fs::File;
-use std::io::{BufReader, Read, Seek, SeekFrom, Write};
+use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -62,8 +62,8 @@ use crate::record::value::win;
 use crate::record::{Packed, PhaseValues, Val};
 use crate::store::cache::{BlockCache, Decoded, default_budget};
 use crate::store::file::{
-    check_header, checksum, decompress, ends_with_checksum, fault_point, header_version, le_u32, le_u64, open_regular,
-    prefix, rename_durably, temp_name,
+    IndexAt, IndexedOut, check_header, checksum, decompress, ends_with_checksum, fault_point, header_version, le_u32,
+    le_u64, open_regular, prefix, read_index, remove_on_error, rename_durably, temp_name,
 };
 use crate::store::value_model::{Counts, Model};
 
@@ -418,16 +418,9 @@ pub fn write(
     } else {
         write_zstd(&tmp, geom, phase, summary, opts.level, records, progress)
     };
-    match written {
-        Ok(summary) => {
-            rename_durably(&tmp, &path)?;
-            Ok(summary)
-        }
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            Err(e)
-        }
-    }
+    let summary = remove_on_error(&tmp, written)?;
+    rename_durably(&tmp, &path)?;
+    Ok(summary)
 }
 
 /// The records of a batch as they are stored: losses elided when the file elides them.
@@ -445,32 +438,19 @@ fn batch_positions(block: u32) -> usize {
     blocks * block as usize
 }
 
-/// Create the file under its temporary name, with room for the header that
-/// [`finish`] writes last.
-fn create(tmp: &Path) -> Result<std::io::BufWriter<File>, Error> {
-    fault_point("create").map_err(io(tmp))?;
-    let f = File::create(tmp).map_err(io(tmp))?;
-    let mut w = std::io::BufWriter::with_capacity(1 << 22, f);
-    w.write_all(&[0u8; HEADER_LEN]).map_err(io(tmp))?;
-    Ok(w)
-}
-
-/// Write the file's tail and header: the index after the blocks, then the header over
-/// its placeholder; fsync. Returns the summary with the file's length.
+/// Write the file's index after its blocks, then its header over the zeros kept for it;
+/// fsync. Returns the summary with the file's length.
 fn finish(
-    tmp: &Path,
-    mut w: std::io::BufWriter<File>,
+    out: IndexedOut,
     (geom, phase): (&Geometry, Phase),
     mut summary: Summary,
-    (index_at, index): (u64, &[u8]),
+    index: &[u8],
     model_len: u32,
 ) -> Result<Summary, Error> {
-    w.write_all(index).map_err(io(tmp))?;
-    summary.len = index_at + index.len() as u64;
-    let mut f = w.into_inner().map_err(|e| Error::Io { path: tmp.to_path_buf(), source: e.into_error() })?;
-    f.seek(SeekFrom::Start(0)).map_err(io(tmp))?;
-    f.write_all(&header(geom, phase, &summary, index_at, checksum(index), model_len)).map_err(io(tmp))?;
-    f.sync_all().map_err(io(tmp))?;
+    summary.len = out.finish(index, |tail| {
+        let s = Summary { len: tail.len, ..summary };
+        header(geom, phase, &s, tail.index_at, tail.index_sum, model_len)
+    })?;
     Ok(summary)
 }
 
@@ -485,9 +465,8 @@ fn write_zstd(
     mut progress: impl FnMut(u64),
 ) -> Result<Summary, Error> {
     let (count, block) = (summary.count, summary.block as usize);
-    let mut w = create(tmp)?;
+    let mut out = IndexedOut::create(tmp, HEADER_LEN)?;
     let mut entries = Vec::with_capacity(summary.blocks as usize);
-    let mut offset = HEADER_LEN as u64;
     let batch = (64usize).max(4 * rayon::current_num_threads());
     let mut buf = vec![0u64; batch * block];
     let mut done = 0u64;
@@ -520,9 +499,8 @@ fn write_zstd(
             let z = z?;
             let decoded = le_u32(&z, 0);
             let frame = &z[4..];
+            let offset = out.append(frame)?;
             entries.push(Entry { offset, len: frame.len() as u32, decoded, sum: checksum(frame) });
-            w.write_all(frame).map_err(io(tmp))?;
-            offset += frame.len() as u64;
         }
         done += n as u64;
         fault_point("write blocks").map_err(io(tmp))?;
@@ -535,7 +513,7 @@ fn write_zstd(
         index.extend_from_slice(&e.decoded.to_le_bytes());
         index.extend_from_slice(&e.sum.to_le_bytes());
     }
-    finish(tmp, w, (geom, phase), summary, (offset, &index), 0)
+    finish(out, (geom, phase), summary, &index, 0)
 }
 
 /// The context distance of a phase's model on a board of `side`, `pieces` on it: the
@@ -622,10 +600,9 @@ fn write_coded(
     // The model's tables are mostly small counts: zstd takes them to about a third.
     let model_bytes = zstd::bulk::compress(&model.to_bytes(), 19).map_err(io(tmp))?;
     let model_len = u32::try_from(model_bytes.len()).map_err(|_| Error::InvalidArgument("model too large".into()))?;
-    let mut w = create(tmp)?;
-    w.write_all(&model_bytes).map_err(io(tmp))?;
-    w.write_all(&checksum(&model_bytes).to_le_bytes()).map_err(io(tmp))?;
-    let mut offset = (HEADER_LEN + model_bytes.len() + 8) as u64;
+    let mut out = IndexedOut::create(tmp, HEADER_LEN)?;
+    out.append(&model_bytes)?;
+    out.append(&checksum(&model_bytes).to_le_bytes())?;
     let mut index = Vec::with_capacity(summary.blocks as usize * ENTRY_LEN_V4);
     let mut done = 0u64;
     while done < count {
@@ -640,14 +617,13 @@ fn write_coded(
                 .map_err(|_| Error::InvalidArgument("a value block too large for value file v4".into()))?;
             index.extend_from_slice(&len.to_le_bytes());
             index.extend_from_slice(&(checksum(&c) as u32).to_le_bytes());
-            w.write_all(&c).map_err(io(tmp))?;
-            offset += c.len() as u64;
+            out.append(&c)?;
         }
         done += n as u64;
         fault_point("write blocks").map_err(io(tmp))?;
         progress(done);
     }
-    finish(tmp, w, (geom, phase), summary, (offset, &index), model_len)
+    finish(out, (geom, phase), summary, &index, model_len)
 }
 
 /// A block compressor at `level`, with [`MIN_MATCH`].
@@ -866,21 +842,20 @@ impl ValueFile {
             return Err(corrupt(&path, format!("{blocks} blocks of {stored} positions cannot hold {count} positions")));
         }
         let index_at = le_u64(h, 32);
-        let stated = le_u64(h, 48);
-        if stated != len {
-            return Err(corrupt(&path, format!("{len} bytes long, its header says {stated} (truncated or extended)")));
-        }
         let entry_len = if version >= 4 { ENTRY_LEN_V4 } else { ENTRY_LEN };
-        let index_len = blocks as u64 * entry_len as u64;
-        if index_at < header_len as u64 || index_at.checked_add(index_len) != Some(len) {
-            return Err(corrupt(&path, "the block index does not end the file"));
-        }
-        let mut index = vec![0u8; index_len as usize];
-        file.seek(SeekFrom::Start(index_at)).map_err(io(&path))?;
-        file.read_exact(&mut index).map_err(io(&path))?;
-        if checksum(&index) != le_u64(h, 40) {
-            return Err(checksum_mismatch(&path, FileKind::Values, "block index", None, Some((index_at, len))));
-        }
+        let index = read_index(
+            &mut file,
+            &path,
+            FileKind::Values,
+            len,
+            IndexAt {
+                header_len: header_len as u64,
+                stated_len: le_u64(h, 48),
+                at: index_at,
+                len: blocks as u64 * entry_len as u64,
+                sum: le_u64(h, 40),
+            },
+        )?;
         let layout = if version >= 4 {
             let mut coded = Self::coded_blocks(&path, &mut file, h, index, index_at)?;
             (coded.streams, coded.lean) = (streams as usize, version >= 5);

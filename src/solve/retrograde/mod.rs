@@ -331,7 +331,8 @@ fn load_finished(
         return Ok((values.len() == members.len())
             .then(|| values.into_iter().map(|v| Solved::of(v, need_base, true)).collect()));
     }
-    let Some(bases) = crate::store::group::load_group_base(dir, geom, index, total, opts.reporter.as_ref())? else {
+    let Some(bases) = crate::store::group::load_group_base(dir, geom, index, total, None, opts.reporter.as_ref())?
+    else {
         return Ok(None);
     };
     Ok(Some(
