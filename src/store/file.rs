@@ -247,6 +247,15 @@ pub struct IndexAt {
     pub sum: u64,
 }
 
+impl IndexAt {
+    /// Where the 80-byte header of a first-depth, BFS or node-layer file says its index
+    /// is (offset at byte 40, file length at 48, index checksum at 56), the index being
+    /// `len` bytes long by the header's counts.
+    pub fn in_80_byte_header(h: &[u8], len: u64) -> IndexAt {
+        IndexAt { header_len: 80, stated_len: le_u64(h, 48), at: le_u64(h, 40), len, sum: le_u64(h, 56) }
+    }
+}
+
 /// Read and check the block index of `file` (`file_len` bytes long), where its header
 /// says it is: the file must be as long as the header says, the index must end it, and
 /// its checksum must hold. The caller checks the entries.

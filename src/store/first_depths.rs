@@ -232,13 +232,7 @@ impl FirstDepthFile {
             &path,
             FileKind::FirstDepths,
             len,
-            IndexAt {
-                header_len: HEADER_LEN as u64,
-                stated_len: le_u64(&h, 48),
-                at: index_at,
-                len: blocks * ENTRY_LEN as u64 + depths * 16,
-                sum: le_u64(&h, 56),
-            },
+            IndexAt::in_80_byte_header(&h, blocks * ENTRY_LEN as u64 + depths * 16),
         )?;
         let mut entries = Vec::with_capacity(blocks as usize);
         let mut at = HEADER_LEN as u64;

@@ -212,13 +212,7 @@ impl LayerFile {
             &path,
             FileKind::NodeLayers,
             len,
-            IndexAt {
-                header_len: HEADER_LEN as u64,
-                stated_len: le_u64(&h, 48),
-                at: index_at,
-                len: blocks * ENTRY_LEN as u64,
-                sum: le_u64(&h, 56),
-            },
+            IndexAt::in_80_byte_header(&h, blocks * ENTRY_LEN as u64),
         )?;
         let mut entries = Vec::with_capacity(blocks as usize);
         let mut at = HEADER_LEN as u64;
