@@ -324,7 +324,7 @@ fn run(
     let mut mismatches = 0;
     if deep {
         let mut no_file = Checkpoint::open(None, "verify --deep", &db, Duration::ZERO, &Silent)?;
-        let reports = ostledb::analysis::verify::verify_database(&db, &Silent, &mut no_file)?;
+        let reports = ostledb::analysis::verify::verify_database(&db, None, &Silent, &mut no_file)?;
         mismatches = reports.iter().map(|(_, r)| r.mismatches).sum();
     }
     Ok(mismatches)
