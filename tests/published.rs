@@ -778,6 +778,23 @@ fn resolved_records_are_shared_by_walks_and_checked_before_use() {
     assert_ne!(s, plain);
     assert!(mismatches(Some(&here)) >= 1);
     assert_eq!(mismatches(None), 0);
+
+    // A file that cannot be written (here a directory stands where its temporary file
+    // goes): a note, the walk goes on with the same statistics, and no file is kept.
+    std::fs::remove_file(target).unwrap();
+    let blocker = ostledb::store::file::temp_name(target);
+    std::fs::create_dir(&blocker).unwrap();
+    let (s, (labels, notes)) = stats(Some(&here));
+    assert_eq!(s, plain);
+    assert_eq!(resolving(&labels), 1, "{labels:?}");
+    assert!(notes.iter().any(|n| n.contains("are not kept")), "{notes:?}");
+    assert!(!target.exists(), "nothing kept in its place");
+    std::fs::remove_dir(&blocker).unwrap();
+    let (_, (labels, notes)) = stats(Some(&here));
+    assert_eq!(resolving(&labels), 1, "written now that it can be");
+    assert!(notes.iter().all(|n| !n.contains("are not kept")), "{notes:?}");
+    let (_, (labels, _)) = stats(Some(&here));
+    assert_eq!(resolving(&labels), 0);
     let _ = std::fs::remove_dir_all(&records);
     let _ = std::fs::remove_dir_all(&dir);
 }
