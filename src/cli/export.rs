@@ -58,9 +58,11 @@ pub struct ExportArgs {
     /// Resolve the elided loss distances a phase group at a time first (as stats and
     /// verify --deep do: up to 8.2 GB of memory for the whole game), into scratch files in
     /// DIR, 4 bytes per position (10.9 GB for the whole game), removed when the retrograde
-    /// files are done; files a killed run left whole are kept. Without it each loss is
-    /// resolved by a search as its line is made, one random read per child. Default: with
-    /// --checkpoint FILE, FILE.records; else none.
+    /// files are done. Files a killed run (or `stats` or `verify --deep` with the same DIR)
+    /// left are taken when they are of this database, whole, and agree word for word with
+    /// the value files; any other is resolved again. Without it each loss is resolved by a
+    /// search as its line is made, one random read per child. Default: with --checkpoint
+    /// FILE, FILE.records; else none.
     #[arg(long, value_name = "DIR")]
     pub records_dir: Option<PathBuf>,
     /// Keep the files of --records-dir when done, for `stats --records-dir DIR` and

@@ -402,7 +402,8 @@ pub fn export_with(
     };
     let mut cursors = Vec::new();
     for (k, (p, values)) in index.phases().iter().zip(phase_values).enumerate() {
-        cursors.push(Cursor::new(db, p, values, resolved.as_ref(), retro_from.get(k).copied().unwrap_or(0)));
+        let from_records = resolved.as_ref().filter(|r| r.has(p.phase()));
+        cursors.push(Cursor::new(db, p, values, from_records, retro_from.get(k).copied().unwrap_or(0)));
     }
     let total = index.len();
     let (done, written) = if progress.retrograde_done {

@@ -30,29 +30,33 @@ pub struct ResolvedRecords {
 }
 
 impl ResolvedRecords {
-    /// Make (or keep, when they are whole) the files of every phase of `index` in `dir`,
-    /// resolving a phase group at a time from `db`'s value files.
+    /// Make (or keep, when they would be taken) the files of every phase of `index` whose
+    /// value file elides losses in `dir`, resolving a phase group at a time from `db`'s
+    /// value files. A kept file passes the checks of a walk's
+    /// ([`CompactPhase::take_resolved`]): of this database, whole, and each word, its loss
+    /// distance elided again, the value file's record; a group with a file that does not
+    /// is loaded and resolved, and its files written anew.
     pub fn prepare(db: &Database, index: &GameIndex, dir: ResolvedDir, reporter: &dyn Reporter) -> Result<Self, Error> {
-        let mut whole = Vec::new();
-        for p in index.phases() {
-            if dir.holds(p.phase(), p.len())? {
-                whole.push(p.phase());
-            }
-        }
-        if !whole.is_empty() {
-            reporter.note(&format!("resolved records kept from a run before: {} phase(s)", whole.len()));
-        }
         let (geom, all) = (db.geometry(), db.index());
+        let elides = |ph: Phase| db.values(ph).is_some_and(|v| v.elides_losses());
         let mut lower = Some(Vec::new());
+        let mut kept = 0;
         let groups = index.group_pieces();
         for (k, &pieces) in groups.iter().enumerate() {
-            let members: Vec<Phase> =
-                index.phases().iter().map(|p| p.phase()).filter(|p| p.pieces() == pieces).collect();
-            if members.iter().all(|ph| whole.contains(ph)) {
+            let mut taken = true;
+            for p in index.phases().iter().filter(|p| p.phase().pieces() == pieces && elides(p.phase())) {
+                if CompactPhase::resolved_would_be_taken(db.path(), geom, p.phase(), p.len(), &dir, reporter)? {
+                    kept += 1;
+                } else {
+                    taken = false;
+                }
+            }
+            if taken {
                 lower = None;
                 continue;
             }
-            // Loading the group with the directory writes the files it lacks.
+            // Loading the group with the directory takes the files that pass (read again)
+            // and writes the others.
             let vals = match lower.take() {
                 Some(l) => GroupValues::load_above(db.path(), geom, all, pieces, l, Some(&dir), reporter)?,
                 None => GroupValues::load(db.path(), geom, all, pieces, Some(&dir), reporter)?,
@@ -60,13 +64,23 @@ impl ResolvedRecords {
             // The group's base values, for the next group (none after the last).
             lower = (k + 1 < groups.len()).then(|| vals.into_base());
         }
+        if kept > 0 {
+            reporter.note(&format!(
+                "resolved records kept from a run before, each checked against its value file: {kept} phase(s)"
+            ));
+        }
         let mut files = Vec::new();
-        for p in index.phases() {
+        for p in index.phases().iter().filter(|p| elides(p.phase())) {
             let path = dir.path(p.phase());
             let f = File::open(&path).map_err(io(&path))?;
             files.push((p.phase(), f, path));
         }
         Ok(ResolvedRecords { dir, files })
+    }
+
+    /// True if the records of `phase` are read from here (its value file elides losses).
+    pub fn has(&self, phase: Phase) -> bool {
+        self.files.iter().any(|(p, _, _)| *p == phase)
     }
 
     /// Remove the files (and their directory, when nothing else is in it); a file that

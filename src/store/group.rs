@@ -140,9 +140,25 @@ impl CompactPhase {
     /// again, is the record as stored. Otherwise the records are left as stored (false;
     /// a file there but not usable is named in a note of `reporter`).
     pub fn take_resolved(&mut self, resolved: &ResolvedDir, reporter: &dyn Reporter) -> Result<bool, Error> {
+        match self.try_resolved(resolved, reporter)? {
+            None => Ok(false),
+            Some(took) => {
+                if !took {
+                    reporter.note(&format!(
+                        "{} is not of this database, is damaged or disagrees with the value file: resolved again",
+                        resolved.path(self.phase).display()
+                    ));
+                }
+                Ok(took)
+            }
+        }
+    }
+
+    /// [`CompactPhase::take_resolved`] without its note: `None` when there is no file.
+    fn try_resolved(&mut self, resolved: &ResolvedDir, reporter: &dyn Reporter) -> Result<Option<bool>, Error> {
         let (ph, n) = (self.phase, self.words.len() as u64);
         if !resolved.path(ph).exists() {
-            return Ok(false);
+            return Ok(None);
         }
         reporter.begin(&format!("resolved records {ph} (read)"), n);
         let took = resolved.read_chunks(ph, n, |first, got| {
@@ -158,21 +174,32 @@ impl CompactPhase {
             agree
         })?;
         reporter.end();
-        match took {
-            None => Ok(false),
-            Some(true) => Ok(true),
-            Some(false) => {
-                reporter.note(&format!(
-                    "{} is not of this database, is damaged or disagrees with the value file: resolved again",
-                    resolved.path(ph).display()
-                ));
-                // Words taken before the file was found wanting go back to their stored form.
-                self.words.par_iter_mut().for_each(|w| {
-                    *w = CompactPhase::word(CompactPhase::unpack(*w).elided()).expect("an elided record fits a word")
-                });
-                Ok(false)
-            }
+        if took == Some(false) {
+            // Words taken before the file was found wanting go back to their stored form.
+            self.words.par_iter_mut().for_each(|w| {
+                *w = CompactPhase::word(CompactPhase::unpack(*w).elided()).expect("an elided record fits a word")
+            });
         }
+        Ok(took)
+    }
+
+    /// Whether the resolved records of `phase` in `resolved` would be taken
+    /// ([`CompactPhase::take_resolved`]'s checks, every word against the value file): the
+    /// phase is loaded alone from `dir` (4 bytes per position) and dropped after. Also
+    /// true for a phase whose file keeps its loss distances, which needs no records.
+    pub fn resolved_would_be_taken(
+        dir: &Path,
+        geom: &Geometry,
+        phase: Phase,
+        positions: u64,
+        resolved: &ResolvedDir,
+        reporter: &dyn Reporter,
+    ) -> Result<bool, Error> {
+        let (mut c, elided) = CompactPhase::load(dir, geom, phase, positions)?.ok_or_else(|| {
+            Error::MissingDatabase { path: dir.to_path_buf(), phase: phase.to_string(), max_pieces: phase.pieces() }
+        })?;
+        // No note here: a file not taken is noted when its group is loaded to resolve it.
+        Ok(!elided || c.try_resolved(resolved, reporter)? == Some(true))
     }
 }
 
