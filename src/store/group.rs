@@ -185,8 +185,9 @@ impl CompactPhase {
 
     /// Whether the resolved records of `phase` in `resolved` would be taken
     /// ([`CompactPhase::take_resolved`]'s checks, every word against the value file): the
-    /// phase is loaded alone from `dir` (4 bytes per position) and dropped after. Also
-    /// true for a phase whose file keeps its loss distances, which needs no records.
+    /// phase is loaded alone from `dir` (4 bytes per position) and dropped after, unless
+    /// there is no file (false). Also true for a phase whose value file keeps its loss
+    /// distances (when a file is there), which needs no records.
     pub fn resolved_would_be_taken(
         dir: &Path,
         geom: &Geometry,
@@ -195,6 +196,10 @@ impl CompactPhase {
         resolved: &ResolvedDir,
         reporter: &dyn Reporter,
     ) -> Result<bool, Error> {
+        if !resolved.path(phase).exists() {
+            // Not loaded for nothing: a first export has no files.
+            return Ok(false);
+        }
         let (mut c, elided) = CompactPhase::load(dir, geom, phase, positions)?.ok_or_else(|| {
             Error::MissingDatabase { path: dir.to_path_buf(), phase: phase.to_string(), max_pieces: phase.pieces() }
         })?;

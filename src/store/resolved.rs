@@ -57,12 +57,6 @@ impl ResolvedDir {
         self.dir.join(format!("records-{}-{}.u32", phase.player, phase.opponent))
     }
 
-    /// True if the file of `phase` holds the records of `positions` positions of this
-    /// database, its body whole.
-    pub fn holds(&self, phase: Phase, positions: u64) -> Result<bool, Error> {
-        Ok(self.read_chunks(phase, positions, |_, _| true)? == Some(true))
-    }
-
     /// Read the file of `phase` in order, a chunk of words at a time, giving each to
     /// `take(first position, words)`, which may refuse it (false) and so end the read.
     /// `Ok(None)`: there is no file. `Ok(Some(true))`: the file is of this database and of
