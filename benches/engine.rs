@@ -2,6 +2,7 @@
 //! sample of (4,4) and (5,5) positions drawn from the position index.
 
 use criterion::{Criterion, Throughput, black_box, criterion_group, criterion_main};
+use ostledb::game::forbidden::{nontrivial_nodes, unmoves_with_node_index};
 use ostledb::game::moves::{
     Removal, can_capture, can_capture_by_walking, move_index, moves, play, transform_move, unmoves,
 };
@@ -54,6 +55,20 @@ fn bench(c: &mut Criterion) {
                 unmoves(g, p, |u| acc = acc.wrapping_add(u.pred.code()));
             }
             black_box(acc)
+        })
+    });
+    // The non-trivial node mask of every position, as `stats` and the export's lines
+    // take it, against its definition (each unmove's node index, or-ed).
+    grp.bench_function("nontrivial_nodes (per position)", |b| {
+        b.iter(|| positions.iter().fold(0u32, |acc, p| acc ^ black_box(nontrivial_nodes(g, p))))
+    });
+    grp.bench_function("unmoves_with_node_index or-ed (per position)", |b| {
+        b.iter(|| {
+            positions.iter().fold(0u32, |acc, p| {
+                let mut m = 0u32;
+                unmoves_with_node_index(g, p, |_, j| m |= 1 << j);
+                acc ^ black_box(m)
+            })
         })
     });
     // What retrograde asks of every predecessor of a (4,4) position: can it capture?

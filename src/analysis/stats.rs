@@ -5,7 +5,7 @@ use rayon::prelude::*;
 
 use crate::analysis::sweep::{Checkpoint, fold_positions, walk_groups};
 use crate::error::Error;
-use crate::game::forbidden::unmoves_with_node_index;
+use crate::game::forbidden::nontrivial_nodes;
 use crate::game::moves::is_immediate_win;
 use crate::game::{Geometry, Position};
 use crate::index::PhaseIndex;
@@ -48,8 +48,7 @@ fn count_position(geom: &Geometry, pos: &Position, acc: &mut NodeCounts) -> Opti
         acc.immediate_wins += 1;
         return None;
     }
-    let mut reached = 0u32;
-    unmoves_with_node_index(geom, pos, |_, j| reached |= 1 << j);
+    let reached = nontrivial_nodes(geom, pos);
     acc.nontrivial_nodes += reached.count_ones() as u64;
     acc.nontrivial_with_forbidden += (reached & !1).count_ones() as u64;
     Some(reached)

@@ -87,6 +87,8 @@ pub struct Geometry {
     orbit_rep: [u8; MAX_SQUARES],
     /// The squares of each orbit (at most 6 orbits on 5x5).
     orbit_masks: [u32; 6],
+    /// `orbit_unit[s]`: [`Geometry::orbit_counts`] of square `s` alone.
+    orbit_unit: [u64; MAX_SQUARES],
     /// `edge[d]`: the squares with no neighbour in direction `d`.
     edge: [u32; 4],
 }
@@ -180,6 +182,11 @@ impl Geometry {
             let o = reps.binary_search(&orbit_rep[s]).expect("rep listed");
             orbit_masks[o] |= 1 << s;
         }
+        let mut orbit_unit = [0u64; MAX_SQUARES];
+        for s in 0..squares as usize {
+            let o = reps.binary_search(&orbit_rep[s]).expect("rep listed");
+            orbit_unit[s] = 1 << (8 * o);
+        }
         let mut edge = [0u32; 4];
         for s in 0..squares as usize {
             for d in 0..4 {
@@ -191,6 +198,7 @@ impl Geometry {
         Geometry {
             edge,
             orbit_masks,
+            orbit_unit,
             n,
             squares,
             start,
@@ -297,8 +305,14 @@ impl Geometry {
     /// symmetric images of each other; equal ones prove nothing.
     #[inline]
     pub fn symmetry_invariant(&self, player: u32, opponent: u32, hole: u32) -> u64 {
+        self.invariant_of_counts(hole, self.orbit_counts(player), self.orbit_counts(opponent))
+    }
+
+    /// [`Geometry::symmetry_invariant`] from the sides' [`Geometry::orbit_counts`].
+    #[inline]
+    pub fn invariant_of_counts(&self, hole: u32, player_counts: u64, opponent_counts: u64) -> u64 {
         // An orbit holds at most 8 squares, so each count fits the 4 bits it is given.
-        self.orbit_rep[hole as usize] as u64 | self.orbit_counts(player) << 5 | self.orbit_counts(opponent) << 9
+        self.orbit_rep[hole as usize] as u64 | player_counts << 5 | opponent_counts << 9
     }
 
     /// A value that a set of squares and its symmetric images share: its number of
@@ -310,6 +324,13 @@ impl Geometry {
             inv |= ((set & m).count_ones() as u64) << (8 * i);
         }
         inv
+    }
+
+    /// [`Geometry::orbit_counts`] of the one square `s`: what a set's counts gain when
+    /// `s` joins it, so a set's counts can follow a move of one piece.
+    #[inline]
+    pub fn orbit_unit(&self, s: u32) -> u64 {
+        self.orbit_unit[s as usize]
     }
 
     /// The orbit representatives of all squares, ascending.

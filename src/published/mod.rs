@@ -20,7 +20,7 @@ pub mod import;
 pub mod resolved;
 
 use crate::game::Geometry;
-use crate::game::forbidden::unmoves_with_node_index;
+pub use crate::game::forbidden::nontrivial_nodes;
 use crate::game::moves::is_immediate_win;
 use crate::game::notation::push_base64;
 use crate::game::position::Position;
@@ -100,15 +100,6 @@ pub fn value_code(v: u32) -> Option<Val> {
     let n = v.checked_add(1)?;
     let code = 2 * n as u64 + (v % 2) as u64;
     Val::try_from(code).ok()
-}
-
-/// The set of non-trivial nodes of `pos` (bit j for node j): those some move that removes
-/// nothing leads to (OSTLE.md section 2, as the published counts use it).
-#[inline]
-pub fn nontrivial_nodes(geom: &Geometry, pos: &Position) -> u32 {
-    let mut reached = 0u32;
-    unmoves_with_node_index(geom, pos, |_, j| reached |= 1 << j);
-    reached
 }
 
 /// Why a record cannot be written as a published line.
