@@ -175,16 +175,13 @@ impl Geometry {
             orbit_rep[s] = (0..8).map(|k| sym_sq[k][s]).min().unwrap_or(s as u8);
         }
         let mut orbit_masks = [0u32; 6];
+        let mut orbit_unit = [0u64; MAX_SQUARES];
         let mut reps: Vec<u8> = orbit_rep[..squares as usize].to_vec();
         reps.sort_unstable();
         reps.dedup();
         for s in 0..squares as usize {
             let o = reps.binary_search(&orbit_rep[s]).expect("rep listed");
             orbit_masks[o] |= 1 << s;
-        }
-        let mut orbit_unit = [0u64; MAX_SQUARES];
-        for s in 0..squares as usize {
-            let o = reps.binary_search(&orbit_rep[s]).expect("rep listed");
             orbit_unit[s] = 1 << (8 * o);
         }
         let mut edge = [0u32; 4];
