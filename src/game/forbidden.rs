@@ -58,6 +58,9 @@ pub struct ChildTable {
     inv: [u64; 24],
     /// Bit `filter_bit(inv)` set for the invariant of every child.
     filter: [u64; 4],
+    /// Bit `i` set when move `i` restores a predecessor exactly: its child has an undo
+    /// move (a hole move, or a push whose last piece was the mover's).
+    restoring: u32,
     len: usize,
 }
 
@@ -73,23 +76,79 @@ fn filter_bit(inv: u64) -> (usize, u64) {
 }
 
 impl ChildTable {
-    /// Play every move of `pos` once.
+    /// The children of every move of `pos`, in the order of [`moves`]. Only pushes are
+    /// played: a plain step or a hole move changes one square, so its child and that
+    /// child's invariant follow from `pos`'s orbit counts by the one piece or hole that
+    /// moved (`Geometry::orbit_unit`, `Geometry::invariant_of_counts`).
     pub fn new(geom: &Geometry, pos: &Position) -> ChildTable {
-        let list = moves(geom, pos);
-        let mut t = ChildTable { child: [*pos; 24], inv: [NO_CHILD; 24], filter: [0; 4], len: list.len() };
-        for (i, m) in list.iter().enumerate() {
-            if let Some(r) = play(geom, pos, *m)
-                && r.removal == Removal::None
-            {
-                let c = r.child;
-                let inv = geom.symmetry_invariant(c.player, c.opponent, c.hole());
-                let (w, b) = filter_bit(inv);
+        let occ = pos.occupied();
+        let hole = pos.hole();
+        let empty = geom.all() & !occ & !(1 << hole);
+        // A child that removed nothing has `pos`'s sides swapped: its side to move has the
+        // pieces of `pos.opponent`, the other side those of `pos.player`.
+        let (opp_counts, own_counts) = (geom.orbit_counts(pos.opponent), geom.orbit_counts(pos.player));
+        let mut t = ChildTable { child: [*pos; 24], inv: [NO_CHILD; 24], filter: [0; 4], restoring: 0, len: 0 };
+        let mut i = 0;
+        for s in squares_of(pos.player) {
+            for dir in Dir::ALL {
+                let next = geom.step_raw(s, dir);
+                if next == NO_SQUARE || next as u32 == hole {
+                    // The piece falls: its own loss, no child in the phase.
+                } else if empty >> next & 1 != 0 {
+                    let own = own_counts - geom.orbit_unit(s) + geom.orbit_unit(next as u32);
+                    t.child[i] = Position {
+                        player: pos.opponent,
+                        opponent: pos.player ^ (1 << s | 1 << next),
+                        hole: hole as u8,
+                    };
+                    t.inv[i] = geom.invariant_of_counts(hole, opp_counts, own);
+                } else {
+                    let r = play_piece(geom, pos, s, dir);
+                    if r.removal == Removal::None {
+                        let c = r.child;
+                        t.child[i] = c;
+                        t.inv[i] = geom.symmetry_invariant(c.player, c.opponent, c.hole());
+                        t.restoring |= u32::from(r.undo.is_some()) << i;
+                    }
+                }
+                i += 1;
+            }
+        }
+        for dir in Dir::ALL {
+            let h = geom.step_raw(hole, dir);
+            if h != NO_SQUARE && empty >> h & 1 != 0 {
+                t.child[i] = Position { player: pos.opponent, opponent: pos.player, hole: h };
+                t.inv[i] = geom.invariant_of_counts(h as u32, opp_counts, own_counts);
+                t.restoring |= 1 << i;
+                i += 1;
+            }
+        }
+        t.len = i;
+        debug_assert_eq!(i, moves(geom, pos).len());
+        for &v in &t.inv[..i] {
+            if v != NO_CHILD {
+                let (w, b) = filter_bit(v);
                 t.filter[w] |= b;
-                t.child[i] = c;
-                t.inv[i] = inv;
             }
         }
         t
+    }
+
+    /// The index of the first move before `limit` whose child has invariant `inv` (that
+    /// of `pred`) and is a symmetric image of `pred`, or `None`.
+    fn first_image(&self, geom: &Geometry, limit: usize, inv: u64, pred: &Position) -> Option<usize> {
+        let mut target = None;
+        (0..limit).find(|&k| {
+            self.inv[k] == inv
+                && canonical_code(geom, &self.child[k]) == *target.get_or_insert_with(|| canonical_code(geom, pred))
+        })
+    }
+
+    /// Whether the filter holds `inv`: false means no child has it.
+    #[inline]
+    fn may_hold(&self, inv: u64) -> bool {
+        let (w, b) = filter_bit(inv);
+        self.filter[w] & b != 0
     }
 
     /// The published node index of the node that `pred` reaches by moving to this
@@ -102,24 +161,13 @@ impl ChildTable {
             Some(u) if self.inv[u - 1] != NO_CHILD => (u - 1, self.inv[u - 1]),
             _ => {
                 let inv = geom.symmetry_invariant(pred.player, pred.opponent, pred.hole());
-                let (w, b) = filter_bit(inv);
-                if undo_index.is_none() && self.filter[w] & b == 0 {
+                if undo_index.is_none() && !self.may_hold(inv) {
                     return 0;
                 }
                 (undo_index.map_or(self.len, |u| u - 1), inv)
             }
         };
-        let mut target = None;
-        for i in 0..limit {
-            if self.inv[i] != inv {
-                continue;
-            }
-            let t = *target.get_or_insert_with(|| canonical_code(geom, pred));
-            if canonical_code(geom, &self.child[i]) == t {
-                return i + 1;
-            }
-        }
-        undo_index.unwrap_or(0)
+        self.first_image(geom, limit, inv, pred).map_or(undo_index.unwrap_or(0), |k| k + 1)
     }
 }
 
@@ -135,77 +183,19 @@ impl ChildTable {
 /// `u`'s child, so its node is the first move whose child is an image of `u`'s: every
 /// such `u` of `pos` is found among its own moves, with no predecessor made. The others
 /// (plain steps, pushes of the other side's own piece) reach node 0 unless some child
-/// is an image of them, which a filter of the children's symmetry invariants rules out
-/// for almost all. A plain step's invariant, and a child's, follows from `pos`'s by the
-/// one piece or hole that moved; only pushes are played.
+/// is an image of them, which the [`ChildTable`]'s filter rules out for almost all. A
+/// plain step's invariant follows from `pos`'s by the one piece that moved.
 pub fn nontrivial_nodes(geom: &Geometry, pos: &Position) -> u32 {
-    let occ = pos.occupied();
+    let table = ChildTable::new(geom, pos);
     let hole = pos.hole();
-    let empty = geom.all() & !occ & !(1 << hole);
-    // Every child and predecessor that removed nothing has `pos`'s sides swapped: its
-    // side to move has the pieces of `pos.opponent`, the other side those of `pos.player`.
     let (opp_counts, own_counts) = (geom.orbit_counts(pos.opponent), geom.orbit_counts(pos.player));
-    let mut child = [*pos; 24];
-    let mut inv = [NO_CHILD; 24];
-    let mut filter = [0u64; 4];
-    // Bit i: move i restores a predecessor exactly.
-    let mut restoring = 0u32;
-    let mut i = 0;
-    for s in squares_of(pos.player) {
-        for dir in Dir::ALL {
-            let next = geom.step_raw(s, dir);
-            if next == NO_SQUARE || next as u32 == hole {
-                // The piece falls: its own loss, no child in the phase.
-            } else if empty >> next & 1 != 0 {
-                let own = own_counts - geom.orbit_unit(s) + geom.orbit_unit(next as u32);
-                child[i] =
-                    Position { player: pos.opponent, opponent: pos.player ^ (1 << s | 1 << next), hole: hole as u8 };
-                inv[i] = geom.invariant_of_counts(hole, opp_counts, own);
-            } else {
-                let r = play_piece(geom, pos, s, dir);
-                if r.removal == Removal::None {
-                    let c = r.child;
-                    child[i] = c;
-                    inv[i] = geom.symmetry_invariant(c.player, c.opponent, c.hole());
-                    restoring |= u32::from(r.undo.is_some()) << i;
-                }
-            }
-            i += 1;
-        }
-    }
-    for dir in Dir::ALL {
-        let t = geom.step_raw(hole, dir);
-        if t != NO_SQUARE && empty >> t & 1 != 0 {
-            child[i] = Position { player: pos.opponent, opponent: pos.player, hole: t };
-            inv[i] = geom.invariant_of_counts(t as u32, opp_counts, own_counts);
-            restoring |= 1 << i;
-            i += 1;
-        }
-    }
-    // Into the filter in move order: a restoring move whose invariant no earlier child
-    // has is its own node's first move, and needs no search.
-    let mut reached = 0u32;
-    let mut searched = 0u32;
-    for (u, &v) in inv[..i].iter().enumerate() {
-        if v != NO_CHILD {
-            let (w, b) = filter_bit(v);
-            if restoring >> u & 1 != 0 {
-                if filter[w] & b == 0 {
-                    reached |= 1 << (u + 1);
-                } else {
-                    searched |= 1 << u;
-                }
-            }
-            filter[w] |= b;
-        }
-    }
-    let mut codes = [None; 24];
-    let mut code = |k: usize| *codes[k].get_or_insert_with(|| canonical_code(geom, &child[k]));
     // The exact predecessors: node 1 + the first move whose child is an image of move u's.
-    while searched != 0 {
-        let u = searched.trailing_zeros() as usize;
-        searched &= searched - 1;
-        let first = (0..u).find(|&k| inv[k] == inv[u] && code(k) == code(u)).unwrap_or(u);
+    let mut reached = 0u32;
+    let mut restoring = table.restoring;
+    while restoring != 0 {
+        let u = restoring.trailing_zeros() as usize;
+        restoring &= restoring - 1;
+        let first = table.first_image(geom, u, table.inv[u], &table.child[u]).unwrap_or(u);
         reached |= 1 << (first + 1);
     }
     // The others: node 0 unless a child is an image of the predecessor.
@@ -223,16 +213,8 @@ pub fn nontrivial_nodes(geom: &Geometry, pos: &Position) -> u32 {
         } else {
             geom.symmetry_invariant(q.player, q.opponent, q.hole())
         };
-        let (w, b) = filter_bit(v);
-        if filter[w] & b == 0 {
-            reached |= 1;
-            return;
-        }
-        let mut target = None;
-        let j = (0..i)
-            .find(|&k| inv[k] == v && code(k) == *target.get_or_insert_with(|| canonical_code(geom, q)))
-            .map_or(0, |k| k + 1);
-        reached |= 1 << j;
+        reached |=
+            if table.may_hold(v) { 1 << table.first_image(geom, table.len, v, q).map_or(0, |k| k + 1) } else { 1 };
     });
     reached
 }
