@@ -10,6 +10,7 @@ use ostledb::game::node::{children, children_with, key_code, pred_node_index};
 use ostledb::game::symmetry::canonical;
 use ostledb::game::{Geometry, Phase, Position};
 use ostledb::index::{GameNumbering, PhaseIndex, PlayerSets};
+use ostledb::probe::moves::play_all;
 use std::sync::Arc;
 
 fn sample(phase: Phase, n: u64) -> Vec<Position> {
@@ -30,6 +31,19 @@ fn bench(c: &mut Criterion) {
             for p in &positions {
                 for &m in moves(g, p).iter() {
                     acc = acc.wrapping_add(play(g, p, m).map_or(0, |r| r.child.code()));
+                }
+            }
+            black_box(acc)
+        })
+    });
+    // Every move played and kept, as `verify --deep`, `interesting` and `query` do before
+    // looking the children up: beside the row above, what keeping them costs.
+    grp.bench_function("play_all (per position)", |b| {
+        b.iter(|| {
+            let mut acc = 0u64;
+            for p in &positions {
+                for (_, r) in play_all(g, p).iter() {
+                    acc = acc.wrapping_add(r.child.code());
                 }
             }
             black_box(acc)

@@ -23,7 +23,7 @@ use crate::game::moves::Removal;
 use crate::game::node::Convention;
 use crate::game::notation::format_board;
 use crate::game::{Geometry, Phase, Position};
-use crate::probe::{MoveValue, RecordSource, best, move_values_unless_capture_wins};
+use crate::probe::{RecordSource, best, move_values_unless_capture_wins};
 use crate::progress::{Reporter, thousands};
 use crate::record::Outcome;
 use crate::store::bfs::BfsFile;
@@ -69,9 +69,9 @@ fn check_record(geom: &Geometry, sol: &impl RecordSource, pos: &Position, idx: u
         return Ok(Some(format!("{board}: stored {:?} special {:?}, an immediate win", rec.base, rec.special)));
     };
     let top = best(opts.iter().map(|o| o.outcome));
-    let achievers: Vec<&MoveValue> = opts.iter().filter(|o| o.outcome == top).collect();
-    let want_special = match achievers.as_slice() {
-        [o] if o.removal == Removal::None => {
+    let mut achievers = opts.iter().filter(|o| o.outcome == top);
+    let want_special = match (achievers.next(), achievers.next()) {
+        (Some(o), None) if o.removal == Removal::None => {
             let second = best(opts.iter().filter(|p| p.index != o.index).map(|p| p.outcome));
             Some((o.index as u32, second))
         }

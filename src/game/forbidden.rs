@@ -2,7 +2,7 @@
 
 use crate::error::Error;
 use crate::game::geometry::{Dir, Geometry, NO_SQUARE, squares_of};
-use crate::game::moves::{Move, Removal, Unmove, moves, play, play_piece, unmoves};
+use crate::game::moves::{MAX_MOVES, Move, Removal, Unmove, moves, play, play_piece, unmoves};
 use crate::game::node::pred_node_index;
 use crate::game::position::Position;
 use crate::game::symmetry::canonical_code;
@@ -53,9 +53,9 @@ pub fn node_index(geom: &Geometry, pos: &Position, canonical: &Position, undo: O
 /// invariant is in the table already.
 pub struct ChildTable {
     /// The child of each move of the list (unused where `inv` is [`NO_CHILD`]).
-    child: [Position; 24],
+    child: [Position; MAX_MOVES],
     /// The child's symmetry invariant, [`NO_CHILD`] for a move that removes a piece.
-    inv: [u64; 24],
+    inv: [u64; MAX_MOVES],
     /// Bit `filter_bit(inv)` set for the invariant of every child.
     filter: [u64; 4],
     /// Bit `i` set when move `i` restores a predecessor exactly: its child has an undo
@@ -87,7 +87,8 @@ impl ChildTable {
         // A child that removed nothing has `pos`'s sides swapped: its side to move has the
         // pieces of `pos.opponent`, the other side those of `pos.player`.
         let (opp_counts, own_counts) = (geom.orbit_counts(pos.opponent), geom.orbit_counts(pos.player));
-        let mut t = ChildTable { child: [*pos; 24], inv: [NO_CHILD; 24], filter: [0; 4], restoring: 0, len: 0 };
+        let mut t =
+            ChildTable { child: [*pos; MAX_MOVES], inv: [NO_CHILD; MAX_MOVES], filter: [0; 4], restoring: 0, len: 0 };
         let mut i = 0;
         for s in squares_of(pos.player) {
             for dir in Dir::ALL {

@@ -10,5 +10,5 @@ pub mod position;
 pub mod symmetry;
 
 pub use geometry::{Dir, Geometry};
-pub use moves::{Move, MoveList, Played, Removal, Unmove};
+pub use moves::{MAX_MOVES, Move, MoveList, PerMove, Played, Removal, Unmove};
 pub use position::{Phase, Position};

@@ -32,7 +32,7 @@
 use serde::Serialize;
 
 use crate::game::geometry::{Dir, NO_SQUARE};
-use crate::game::moves::{Move, Removal, move_index, moves, play, transform_move};
+use crate::game::moves::{MAX_MOVES, Move, Removal, move_index, moves, play, transform_move};
 use crate::game::symmetry::{canonical, canonical_code};
 use crate::game::{Geometry, Position};
 
@@ -272,7 +272,7 @@ fn child_node_with<T>(
 /// The children of every move of the canonical position `p`, in move-list order (`None`
 /// for a move that ends the game), and the number of moves.
 #[inline]
-pub fn children(geom: &Geometry, p: &Position) -> ([Option<u64>; 24], usize) {
+pub fn children(geom: &Geometry, p: &Position) -> ([Option<u64>; MAX_MOVES], usize) {
     let (named, n) = children_with(geom, p, |x| canonical_with_code(geom, x));
     (named.map(|c| c.map(|(code, j)| node_key(code, j))), n)
 }
@@ -289,10 +289,10 @@ pub fn children_with<T: Copy>(
     geom: &Geometry,
     p: &Position,
     mut canon: impl FnMut(&Position) -> Option<(Position, usize, T)>,
-) -> ([Option<(T, usize)>; 24], usize) {
+) -> ([Option<(T, usize)>; MAX_MOVES], usize) {
     let list = moves(geom, p);
     let images = Images::of(geom, p);
-    let mut out = [None; 24];
+    let mut out = [None; MAX_MOVES];
     for (slot, &m) in out.iter_mut().zip(list.iter()) {
         *slot = child_node_with(geom, p, &images, m, &mut canon);
     }

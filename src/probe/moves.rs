@@ -1,7 +1,8 @@
 //! What every move of a position is worth to the side that plays it.
 
 use crate::error::Error;
-use crate::game::moves::{Move, Played, Removal, is_immediate_win, moves, play};
+use crate::game::geometry::Dir;
+use crate::game::moves::{Move, PerMove, Played, Removal, is_immediate_win, moves, play};
 use crate::game::node::pred_node_index;
 use crate::game::symmetry::{canonical, canonical_code};
 use crate::game::{Geometry, Phase, Position};
@@ -27,17 +28,18 @@ pub struct MoveValue {
 /// for the mover.
 pub fn move_values(geom: &Geometry, src: &impl RecordSource, pos: &Position) -> Result<Vec<MoveValue>, Error> {
     let played = play_all(geom, pos);
-    value_played(geom, src, pos, &played)
+    Ok(value_played(geom, src, pos, &played)?.to_vec())
 }
 
 /// [`move_values`], or `None` when a move wins at once by a capture (found by playing the
 /// moves, not by the solver's bit-parallel test): that is the best any node can do, so no
-/// child is looked up. What `verify --deep` and `interesting` sweep with.
+/// child is looked up. What `verify --deep` and `interesting` sweep with, once per
+/// position: the list is held in place, not allocated.
 pub fn move_values_unless_capture_wins(
     geom: &Geometry,
     src: &impl RecordSource,
     pos: &Position,
-) -> Result<Option<Vec<MoveValue>>, Error> {
+) -> Result<Option<PerMove<MoveValue>>, Error> {
     let played = play_all(geom, pos);
     let losing = geom.losing_count();
     if played.iter().any(|(_, r)| r.removal == Removal::Opponent && r.child.player.count_ones() == losing) {
@@ -59,8 +61,14 @@ pub fn needs_record(geom: &Geometry, r: &Played) -> bool {
 }
 
 /// Every move of `pos` with what playing it gives.
-pub fn play_all(geom: &Geometry, pos: &Position) -> Vec<(Move, Played)> {
-    moves(geom, pos).iter().map(|&m| (m, play(geom, pos, m).expect("listed moves are legal"))).collect()
+pub fn play_all(geom: &Geometry, pos: &Position) -> PerMove<(Move, Played)> {
+    let list = moves(geom, pos);
+    let fill = Played { child: *pos, removal: Removal::None, undo: None };
+    let mut out = PerMove::new((Move::Hole { dir: Dir::Up }, fill));
+    for &m in list.iter() {
+        out.push((m, play(geom, pos, m).expect("listed moves are legal")));
+    }
+    out
 }
 
 fn value_played(
@@ -68,13 +76,14 @@ fn value_played(
     src: &impl RecordSource,
     pos: &Position,
     played: &[(Move, Played)],
-) -> Result<Vec<MoveValue>, Error> {
+) -> Result<PerMove<MoveValue>, Error> {
     let losing = geom.losing_count();
     // Each move's outcome where the rules decide it, else the child to look up (located
     // once, here), so that the source hears of every record about to be read first.
-    let mut located = Vec::with_capacity(played.len());
-    let mut looked_up = Vec::with_capacity(played.len());
-    let mut children = Vec::with_capacity(played.len());
+    let nowhere = (pos.phase(), 0);
+    let mut located = PerMove::new(nowhere);
+    let mut looked_up = PerMove::new(None);
+    let mut children = PerMove::new((*pos, nowhere.0, 0));
     for (_, r) in played {
         looked_up.push(if needs_record(geom, r) {
             let at = src.locate(&r.child)?;
@@ -88,8 +97,15 @@ fn value_played(
     src.will_read(&located);
     src.will_resolve(&children);
     let mut target = None;
-    let mut out = Vec::with_capacity(played.len());
-    for (i, ((mv, r), at)) in played.iter().zip(looked_up).enumerate() {
+    let fill = MoveValue {
+        index: 0,
+        mv: Move::Hole { dir: Dir::Up },
+        removal: Removal::None,
+        outcome: Outcome::Draw,
+        child: *pos,
+    };
+    let mut out = PerMove::new(fill);
+    for (i, ((mv, r), &at)) in played.iter().zip(looked_up.iter()).enumerate() {
         let outcome = match (r.removal, at) {
             (Removal::Opponent, _) if r.child.player.count_ones() == losing => Outcome::Win(1),
             (Removal::Own, _) if r.child.opponent.count_ones() == losing => Outcome::Loss(1),

@@ -506,8 +506,8 @@ impl Database {
             if !raw.needs_resolving() || self.resolved.get(resolved_key(*ph, *idx)).is_some() {
                 continue;
             }
-            for (_, r) in play_all(&self.geom, &self.resolved_from(pos, raw)) {
-                if needs_record(&self.geom, &r)
+            for (_, r) in play_all(&self.geom, &self.resolved_from(pos, raw)).iter() {
+                if needs_record(&self.geom, r)
                     && let Ok(at) = self.locate(&r.child)
                 {
                     grandchildren.push(at);

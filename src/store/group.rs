@@ -84,6 +84,9 @@ impl CompactPhase {
         words
             .try_reserve_exact(expect as usize)
             .map_err(|_| Error::InvalidArgument(format!("cannot allocate {expect} records")))?;
+        // Read at random by every sweep (a position's children lie far apart): backed by
+        // 2 MiB pages where the kernel offers them, before the first write faults pages in.
+        crate::sys::advise_huge_pages(words.spare_capacity_mut());
         let mut wide = None;
         let mut push = |c: &[u64]| {
             for &r in c {
@@ -131,7 +134,11 @@ impl CompactPhase {
 
     /// The base value codes (2 bytes per position).
     pub fn base_vals(&self) -> Vec<Val> {
-        self.words.par_iter().map(|&w| (w & 511) as Val).collect()
+        let mut out = Vec::with_capacity(self.words.len());
+        // Read at random like the records (huge pages: see `load`).
+        crate::sys::advise_huge_pages(out.spare_capacity_mut());
+        self.words.par_iter().map(|&w| (w & 511) as Val).collect_into_vec(&mut out);
+        out
     }
 
     /// Take this phase's resolved records from `resolved`, its records as loaded from a
