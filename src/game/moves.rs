@@ -148,9 +148,10 @@ pub fn moves(geom: &Geometry, pos: &Position) -> MoveList {
 ///
 /// Always inlined: a caller that keeps the result then builds it in place, instead of
 /// reading back whole what a call wrote a field at a time (stores the CPU cannot forward
-/// to the wider load). [`play_piece`] is left to the compiler: forced inline as well,
-/// `verify --deep` walked (5,4) 1.19x faster but the solver's retrograde step of (4,4)
-/// took 7% longer (ARCHITECTURE.md, Verification).
+/// to the wider load). As long as [`play_piece`] is a call this helps only hole moves,
+/// and `verify --deep` measured within the noise; forced inline as well, it walked (5,4)
+/// 1.19x faster, but the solver's retrograde step of (4,4) took 7% longer, so
+/// `play_piece` is left to the compiler (ARCHITECTURE.md, Verification).
 #[inline(always)]
 pub fn play(geom: &Geometry, pos: &Position, m: Move) -> Option<Played> {
     match m {
