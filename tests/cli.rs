@@ -594,9 +594,13 @@ fn solve_query_stats_verify_and_corruption_on_phase_4_4() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("stopping after the current step") && err.contains("run the same command again"), "{err}");
     assert!(dir.join("group-4-4.ckpt").exists(), "{err}");
-    let resumed = ostledb(&["solve", "--db", db]);
+    // Resumed, also keeping the records with every loss distance for later walks.
+    let records = dir.with_extension("records");
+    let _ = std::fs::remove_dir_all(&records);
+    let resumed = ostledb(&["solve", "--db", db, "--records-dir", records.to_str().unwrap()]);
     let notes = String::from_utf8_lossy(&resumed.stderr);
     assert!(resumed.status.success() && notes.contains("resumed from its checkpoint"), "{notes}");
+    assert!(notes.contains("records with every distance written"), "{notes}");
     assert!(!notes.contains("(4,4) init"), "{notes}");
     assert!(!dir.join("group-4-4.ckpt").exists(), "the checkpoint is removed once the phase is written");
     let first = String::from_utf8_lossy(&resumed.stdout).to_string();
@@ -668,6 +672,14 @@ fn solve_query_stats_verify_and_corruption_on_phase_4_4() {
     let v = json_stdout(&["verify", "--db", db, "--deep", "--json", "--quiet"]);
     assert_eq!(v["ok"], true, "{v}");
     assert_eq!(v["phases"][0]["report"]["mismatches"], 0, "{v}");
+    // With the solver's records: the same check, no elided loss resolved.
+    let out = ostledb(&["verify", "--db", db, "--deep", "--json", "--records-dir", records.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && err.contains("resolved records (4,4) (read)"), "{err}");
+    assert!(!err.contains("losses (4,4)"), "nothing resolved: {err}");
+    let taken: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(taken["phases"], v["phases"]);
+    std::fs::remove_dir_all(&records).unwrap();
 
     // Damage one byte inside a value block: the block checksum catches it, and verify
     // names the block; every reader refuses with exit code 1 (corrupt), never panics.

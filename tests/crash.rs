@@ -33,6 +33,7 @@ fn repack_options() -> PackOptions {
         values: WriteOptions { format: 3, block: 100, streams: 0, level: 1, elide_losses: false, filled_wins: false },
         backends: vec![Backend::Rank, Backend::Sorted],
         keep_work: false,
+        records: None,
     }
 }
 

@@ -724,7 +724,7 @@ fn resolved_records_are_shared_by_walks_and_checked_before_use() {
     let phases_resolved = resolving(&labels);
     assert!(phases_resolved > 0, "the packed files elide losses: {labels:?}");
 
-    let here = ResolvedDir::new(&records, db.identity()).unwrap();
+    let here = ResolvedDir::new(&records, db.meta()).unwrap();
     let (first, (labels, _)) = stats(Some(&here));
     assert_eq!(first, plain);
     assert_eq!(resolving(&labels), phases_resolved, "nothing to take yet: every phase resolved");
@@ -740,14 +740,18 @@ fn resolved_records_are_shared_by_walks_and_checked_before_use() {
     assert!(notes.iter().all(|n| !n.contains("resolved again")), "{notes:?}");
     assert_eq!(mismatches(Some(&here)), 0);
 
-    // Of another database: every file resolved again.
-    let other = ResolvedDir::new(&records, db.identity() ^ 1).unwrap();
+    // Of another database (here one draw of every phase a win): every file resolved again.
+    let mut another = db.meta().clone();
+    for m in &mut another.phases {
+        (m.win, m.draw) = (m.win + 1, m.draw.wrapping_sub(1));
+    }
+    let other = ResolvedDir::new(&records, &another).unwrap();
     let (s, (labels, notes)) = stats(Some(&other));
     assert_eq!(s, plain);
     assert_eq!(resolving(&labels), phases_resolved);
     assert_eq!(notes.iter().filter(|n| n.contains("resolved again")).count(), phases_resolved, "{notes:?}");
     let (_, (labels, _)) = stats(Some(&here));
-    assert_eq!(resolving(&labels), phases_resolved, "the files were written for the other identity");
+    assert_eq!(resolving(&labels), phases_resolved, "the files were written for the other database");
     let (_, (labels, _)) = stats(Some(&here));
     assert_eq!(resolving(&labels), 0);
 
@@ -820,4 +824,76 @@ fn resolved_records_are_shared_by_walks_and_checked_before_use() {
     assert_eq!(resolving(&labels), 0);
     let _ = std::fs::remove_dir_all(&records);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `solve`'s packing with a records directory (`PackOptions::records`) writes, from the
+/// solver's phase files, the very files a walk writes by resolving the elided losses;
+/// a walk then resolves none and finds no mismatch, and the files stay usable after the
+/// database is written again (a new generation: here a key index added).
+#[test]
+fn records_written_from_the_solver_are_those_a_walk_resolves() {
+    use ostledb::analysis::stats::database_stats;
+    use ostledb::analysis::sweep::Checkpoint;
+    use ostledb::analysis::verify::verify_database;
+    use ostledb::store::keys::Backend;
+    use ostledb::store::resolved::ResolvedDir;
+
+    let dir = tmpdir("records-from-solver");
+    let from_solver = dir.with_extension("from-solver");
+    let by_walk = dir.with_extension("by-walk");
+    for d in [&from_solver, &by_walk] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+    let opts = SolveOptions { dir: Some(dir.clone()), ..SolveOptions::default() };
+    solve_into(&geom(), MAX, &opts, |_| Ok(())).expect("solve");
+    // A directory that cannot be made (a file stands there): the packing goes on without
+    // the records, and says why for every phase.
+    std::fs::write(&from_solver, b"not a directory").unwrap();
+    let mut failed = Vec::new();
+    let p = PackOptions { records: Some(from_solver.clone()), keep_work: true, ..pack_opts() };
+    pack(&dir, &geom(), MAX, &p, |ph| failed.push(ph.records.clone())).expect("pack without the records");
+    assert!(!failed.is_empty() && failed.iter().all(|r| matches!(r, Some(Err(_)))), "{failed:?}");
+    Database::open(&dir).unwrap();
+    std::fs::remove_file(&from_solver).unwrap();
+
+    let mut written = Vec::new();
+    let p = PackOptions { records: Some(from_solver.clone()), ..pack_opts() };
+    pack(&dir, &geom(), MAX, &p, |ph| written.push((ph.meta.phase(), matches!(ph.records, Some(Ok(_))))))
+        .expect("pack");
+    assert!(written.iter().all(|&(_, w)| w), "every phase's records written: {written:?}");
+
+    let labels_of = |db: &Database, r: &ResolvedDir| {
+        let told = Told::default();
+        let mut ck = Checkpoint::open(None, "stats", db, std::time::Duration::ZERO, &told).unwrap();
+        let st = database_stats(db, Some(r), &told, &mut ck).unwrap();
+        (serde_json::to_value(st).unwrap(), told.0.into_inner().unwrap().0)
+    };
+    let resolving = |labels: &[String]| labels.iter().filter(|l| l.starts_with("losses ")).count();
+    let db = Database::open(&dir).unwrap();
+    let (walked, labels) = labels_of(&db, &ResolvedDir::new(&by_walk, db.meta()).unwrap());
+    assert_eq!(resolving(&labels), written.len(), "the walk resolves every phase: {labels:?}");
+    let body = |d: &Path, ph: ostledb::game::Phase| {
+        std::fs::read(d.join(format!("records-{}-{}.u32", ph.player, ph.opponent))).unwrap()[32..].to_vec()
+    };
+    for &(ph, _) in &written {
+        assert_eq!(body(&from_solver, ph), body(&by_walk, ph), "{ph}: the same words");
+    }
+
+    // Written again (a key index added: a new generation, another metadata digest): the
+    // solver's files are still taken, with the same statistics and no mismatch.
+    let before = db.identity();
+    drop(db);
+    ostledb::store::pack::add_backend(&dir, Backend::Sorted).unwrap();
+    let db = Database::open(&dir).unwrap();
+    assert_ne!(db.identity(), before, "a new generation");
+    let solver_dir = ResolvedDir::new(&from_solver, db.meta()).unwrap();
+    let (taken, labels) = labels_of(&db, &solver_dir);
+    assert_eq!(resolving(&labels), 0, "every phase taken: {labels:?}");
+    assert_eq!(taken, walked);
+    let mut ck = Checkpoint::open(None, "verify --deep", &db, std::time::Duration::ZERO, &Silent).unwrap();
+    let reports = verify_database(&db, Some(&solver_dir), &Silent, &mut ck).unwrap();
+    assert!(reports.iter().all(|(_, r)| r.mismatches == 0 && r.positions > 0), "{reports:?}");
+    for d in [&dir, &from_solver, &by_walk] {
+        let _ = std::fs::remove_dir_all(d);
+    }
 }

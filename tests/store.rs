@@ -38,6 +38,7 @@ pub(crate) fn build(geom: &Geometry, dir: &Path, max: u32, backends: Vec<Backend
         values: WriteOptions { block: 128, streams: 2, level: 3, ..WriteOptions::default() },
         backends,
         keep_work: false,
+        records: None,
     };
     pack(dir, geom, max, &p, |_| {}).expect("pack");
 }
@@ -496,7 +497,7 @@ fn write_golden_v5() {
     let opts = SolveOptions { dir: Some(dir.to_path_buf()), ..SolveOptions::default() };
     solve_into(&g, 6, &opts, |_| Ok(())).expect("solve");
     let values = WriteOptions { format: 5, block: 32, streams: 4, ..WriteOptions::default() };
-    let p = PackOptions { values, backends: vec![Backend::Rank, Backend::Sorted], keep_work: false };
+    let p = PackOptions { values, backends: vec![Backend::Rank, Backend::Sorted], keep_work: false, records: None };
     pack(&dir, &g, 6, &p, |_| {}).expect("pack");
 }
 
@@ -562,7 +563,8 @@ fn elided_loss_distances_come_back_exact() {
     let opts = SolveOptions { dir: Some(kept.clone()), ..SolveOptions::default() };
     solve_into(&g, 6, &opts, |_| Ok(())).expect("solve");
     let values = WriteOptions { format: 3, block: 256, streams: 0, level: 3, elide_losses: false, filled_wins: true };
-    pack(&kept, &g, 6, &PackOptions { values, backends: vec![Backend::Rank], keep_work: false }, |_| {}).unwrap();
+    pack(&kept, &g, 6, &PackOptions { values, backends: vec![Backend::Rank], keep_work: false, records: None }, |_| {})
+        .unwrap();
     let (mut small, mut large) = (0, 0);
     for p in sol.index().phases() {
         let ph = p.phase();
@@ -645,7 +647,8 @@ fn pack_rewrites_value_files_from_any_version() {
     for elide in [true, false] {
         let format = if elide { 4 } else { 3 };
         let values = WriteOptions { format, block: 100, streams: 0, level: 3, elide_losses: elide, filled_wins: elide };
-        let opts = PackOptions { values, backends: vec![Backend::Rank, Backend::Sorted], keep_work: false };
+        let opts =
+            PackOptions { values, backends: vec![Backend::Rank, Backend::Sorted], keep_work: false, records: None };
         pack(&dir, &g, 6, &opts, |_| {}).unwrap();
         let db = Database::open(&dir).unwrap();
         assert_eq!(db.meta().format, meta::VERSION);

@@ -7,10 +7,12 @@
 # goes on: a finished stage is skipped, and `solve`, `bfs`, `verify`, `stats` and
 # `digest` go on from their own checkpoints inside the stage they were in (`verify`,
 # `stats` and `digest` keep theirs in the work directory; the other stages, minutes
-# long, start again). `verify`, `stats` and `digest` share the records with elided loss
-# distances resolved (`--records-dir WORK/records`, 10.9 GB for the whole game): the
-# first of them resolves and writes them, the others read them (resolving takes about
-# 45 min of each on 2 cores). Remove WORK/records when every stage is done. Every
+# long, start again). `verify`, `stats` and `digest` share the records with every loss
+# distance (`--records-dir WORK/records`, 10.9 GB for the whole game), which `solve`
+# writes from its phase files as it packs them; a phase whose file is missing or not
+# usable is resolved by the first of them, which writes it, and read by the others
+# (resolving takes about 25 min of the whole game on 2 cores). Remove WORK/records when
+# every stage is done. Every
 # attempt of every stage is timed, and the table at the end sums them per stage: wall
 # and CPU seconds, peak RSS (of an attempt killed with the script: its wall time from
 # its start to its last output, at least).
@@ -60,7 +62,7 @@ done
 # The command of a stage, its standard output going to $work/STAGE.out.
 command_of() {
     case $1 in
-        solve) echo "$bin solve --db $db --max-pieces $max_pieces" ;;
+        solve) echo "$bin solve --db $db --max-pieces $max_pieces --records-dir $work/records" ;;
         bfs) echo "$bin bfs --by-positions --store --node-layers --max-depth $bfs_depth --json --db $db" ;;
         verify) echo "$bin verify --deep --json --checkpoint $work/verify.ckpt --records-dir $work/records --db $db" ;;
         stats) echo "$bin stats --json --checkpoint $work/stats.ckpt --records-dir $work/records --db $db" ;;

@@ -142,6 +142,7 @@ pub fn build_database(dir: &Path) -> Geometry {
         values: WriteOptions { block: 64, level: 3, ..WriteOptions::default() },
         backends: template_backends(),
         keep_work: false,
+        records: None,
     };
     pack(dir, &g, MAX_PIECES, &p, |_| {}).expect("pack the template");
     let report = ostledb::solve::bfs::bfs_layers(

@@ -108,7 +108,8 @@ pub struct WalkCheckpointArgs {
     /// bytes per position (10.9 GB for the whole game), and take them from there when a
     /// later run finds them: resolving is most of the time of loading a phase group
     /// (about 28 min for (4,5) on 2 cores). `stats`, `verify --deep` and `export
-    /// --records-dir DIR --keep-records` share them. A file of another database, damaged,
+    /// --records-dir DIR --keep-records` share them, and `solve --records-dir DIR` writes
+    /// them from its own files before any of them runs. A file of another database, damaged,
     /// or that disagrees with its value file is resolved again; resolved distances are
     /// checked against the children by `verify --deep` like every other value. The files
     /// stay when the walk is done: remove DIR when you no longer need them.
@@ -119,7 +120,7 @@ pub struct WalkCheckpointArgs {
 impl WalkCheckpointArgs {
     /// The directory of resolved records these arguments name, for `db`.
     pub fn resolved(&self, db: &crate::store::Database) -> Result<Option<crate::store::resolved::ResolvedDir>, Error> {
-        self.records_dir.as_deref().map(|d| crate::store::resolved::ResolvedDir::new(d, db.identity())).transpose()
+        self.records_dir.as_deref().map(|d| crate::store::resolved::ResolvedDir::new(d, db.meta())).transpose()
     }
 
     /// The checkpoint of walk `command` over `db` these arguments ask for.

@@ -148,12 +148,33 @@ pub fn moves(geom: &Geometry, pos: &Position) -> MoveList {
 ///
 /// Always inlined: a caller that keeps the result then builds it in place, instead of
 /// reading back whole what a call wrote a field at a time (stores the CPU cannot forward
-/// to the wider load). As long as [`play_piece`] is a call this helps only hole moves,
-/// and `verify --deep` measured within the noise; forced inline as well, it walked (5,4)
-/// 1.19x faster, but the solver's retrograde step of (4,4) took 7% longer, so
-/// `play_piece` is left to the compiler (ARCHITECTURE.md, Verification).
+/// to the wider load). [`play_piece`] stays a call here: forced inline into every caller,
+/// it walked `verify --deep` of (5,4) 1.19x faster but took the solver's retrograde step
+/// of (4,4) 7% longer. [`play_in_place`] inlines it too, for a caller that keeps every
+/// result (ARCHITECTURE.md, Verification).
 #[inline(always)]
 pub fn play(geom: &Geometry, pos: &Position, m: Move) -> Option<Played> {
+    play_with(geom, pos, m, play_piece)
+}
+
+/// [`play`] with the piece move built in place as well ([`play_piece`]'s body inlined):
+/// for [`crate::probe::moves::play_all`], which keeps every move's result, where a call
+/// stalls on reading back what it wrote. `verify --deep` of (4,4) walked 1.08x faster
+/// with it there; in `node_exists` as well it measured slower (ARCHITECTURE.md,
+/// Verification).
+#[inline(always)]
+pub fn play_in_place(geom: &Geometry, pos: &Position, m: Move) -> Option<Played> {
+    play_with(geom, pos, m, piece_in_place)
+}
+
+/// [`play`], with `piece` playing a piece move.
+#[inline(always)]
+fn play_with(
+    geom: &Geometry,
+    pos: &Position,
+    m: Move,
+    piece: impl FnOnce(&Geometry, &Position, u32, Dir) -> Played,
+) -> Option<Played> {
     match m {
         Move::Hole { dir } => {
             let t = geom.step_raw(pos.hole(), dir);
@@ -170,7 +191,7 @@ pub fn play(geom: &Geometry, pos: &Position, m: Move) -> Option<Played> {
             if pos.player >> from & 1 == 0 {
                 return None;
             }
-            Some(play_piece(geom, pos, from as u32, dir))
+            Some(piece(geom, pos, from as u32, dir))
         }
     }
 }
@@ -178,6 +199,12 @@ pub fn play(geom: &Geometry, pos: &Position, m: Move) -> Option<Played> {
 /// Play a piece move of the piece on `from` (which must hold an own piece).
 #[inline]
 pub fn play_piece(geom: &Geometry, pos: &Position, from: u32, dir: Dir) -> Played {
+    piece_in_place(geom, pos, from, dir)
+}
+
+/// [`play_piece`], always inlined.
+#[inline(always)]
+fn piece_in_place(geom: &Geometry, pos: &Position, from: u32, dir: Dir) -> Played {
     let occ = pos.occupied();
     let hole = pos.hole();
     // Walk the chain: `last` is the last piece of the chain, `next` the square after it.

@@ -2,7 +2,7 @@
 
 use crate::error::Error;
 use crate::game::geometry::Dir;
-use crate::game::moves::{Move, PerMove, Played, Removal, is_immediate_win, moves, play};
+use crate::game::moves::{Move, PerMove, Played, Removal, is_immediate_win, moves, play, play_in_place};
 use crate::game::node::pred_node_index;
 use crate::game::symmetry::{canonical, canonical_code};
 use crate::game::{Geometry, Phase, Position};
@@ -66,7 +66,7 @@ pub fn play_all(geom: &Geometry, pos: &Position) -> PerMove<(Move, Played)> {
     let fill = Played { child: *pos, removal: Removal::None, undo: None };
     let mut out = PerMove::new((Move::Hole { dir: Dir::Up }, fill));
     for &m in list.iter() {
-        out.push((m, play(geom, pos, m).expect("listed moves are legal")));
+        out.push((m, play_in_place(geom, pos, m).expect("listed moves are legal")));
     }
     out
 }

@@ -396,7 +396,7 @@ pub fn export_with(
     }
     let resolved = match &opts.records_dir {
         Some(dir) if !progress.retrograde_done && phase_values.iter().any(|v| v.elides_losses()) => {
-            Some(ResolvedRecords::prepare(db, &index, ResolvedDir::new(dir, db.identity())?, reporter)?)
+            Some(ResolvedRecords::prepare(db, &index, ResolvedDir::new(dir, db.meta())?, reporter)?)
         }
         _ => None,
     };

@@ -70,7 +70,7 @@ pub struct CompactPhase {
 impl CompactPhase {
     /// The word of a record, if it fits.
     #[inline]
-    fn word(r: Packed) -> Option<u32> {
+    pub(crate) fn word(r: Packed) -> Option<u32> {
         let (b, sp) = (r.base() as u32, r.special() as u32);
         (b < 512 && sp < 512).then_some(b | sp << 9 | r.special_move() << 18)
     }

@@ -2,7 +2,7 @@
 //! position, its working files) become compressed value files, key indexes and, last,
 //! the metadata that makes the directory a database.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::error::Error;
@@ -10,9 +10,11 @@ use crate::game::Geometry;
 use crate::index::GameIndex;
 use crate::record::Packed;
 use crate::store::directory::{self, NewGeneration, WriteLock};
+use crate::store::group::CompactPhase;
 use crate::store::keys::{self, Backend};
 use crate::store::meta::{self, Meta, PhaseMeta};
 use crate::store::phasefile::{RecordReader, phase_file};
+use crate::store::resolved::{ResolvedDir, phase_key};
 use crate::store::values::{self, ValueFile, WriteOptions};
 
 /// How to build.
@@ -25,11 +27,16 @@ pub struct PackOptions {
     /// Keep the solver's phase value files after packing (they let a later solve of more
     /// pieces start without unpacking, and `ostledb pack` run again).
     pub keep_work: bool,
+    /// Also write, into this directory, the resolved records
+    /// ([`crate::store::resolved`]) of every phase packed from the solver's phase file
+    /// into a value file that elides loss distances: the phase file holds every distance,
+    /// so the walks and the export given the same directory resolve none.
+    pub records: Option<PathBuf>,
 }
 
 impl Default for PackOptions {
     fn default() -> PackOptions {
-        PackOptions { values: WriteOptions::default(), backends: vec![Backend::Rank], keep_work: false }
+        PackOptions { values: WriteOptions::default(), backends: vec![Backend::Rank], keep_work: false, records: None }
     }
 }
 
@@ -40,6 +47,10 @@ pub struct PackedPhase {
     pub meta: PhaseMeta,
     /// Seconds spent compressing.
     pub seconds: f64,
+    /// Its resolved records ([`PackOptions::records`]), when asked for and packed from the
+    /// solver's file into values that elide losses: the seconds spent writing them, or why
+    /// they could not be (the packing goes on without them; a walk resolves the phase).
+    pub records: Option<Result<f64, String>>,
 }
 
 /// Drop the special move of every record whose special node does not exist (no
@@ -189,6 +200,7 @@ pub fn pack(
         let mut records =
             PackRecords { source, dir, geom, phase: p, at: 0, meta: &mut m, fill: opts.values.filled_wins };
         let s = values::write(new.path(), geom, ph, p.len(), opts.values, &mut records, |_| {})?;
+        let from_solver = matches!(records.source, Source::Solver(_));
         if let Source::Solver(r) = records.source {
             r.finish()?;
         }
@@ -196,7 +208,12 @@ pub fn pack(
         for &b in &opts.backends {
             keys::build(b, new.path(), p)?;
         }
-        report(&PackedPhase { meta: m.clone(), seconds: t.elapsed().as_secs_f64() });
+        let seconds = t.elapsed().as_secs_f64();
+        let records = opts.records.as_deref().filter(|_| from_solver && opts.values.elide_losses).map(|out| {
+            let t = Instant::now();
+            write_resolved(out, dir, geom, p, &m).map(|()| t.elapsed().as_secs_f64()).map_err(|e| e.to_string())
+        });
+        report(&PackedPhase { meta: m.clone(), seconds, records });
         phases.push(m);
     }
     let mut names: Vec<String> = Vec::new();
@@ -229,6 +246,46 @@ pub fn pack(
         }
     }
     Ok(meta)
+}
+
+/// Write the resolved records of `phase` (whose metadata entry is `m`) into `out` from
+/// the solver's phase file in `dir`: each record as the value file's reader answers it
+/// (unreachable special moves dropped; an immediate win is `Win(1)` either way), with its
+/// loss distances, one word each ([`CompactPhase::words`]).
+fn write_resolved(
+    out: &Path,
+    dir: &Path,
+    geom: &Geometry,
+    phase: &crate::index::PhaseIndex,
+    m: &PhaseMeta,
+) -> Result<(), Error> {
+    let ph = phase.phase();
+    let resolved = ResolvedDir::with_keys(out, vec![(ph, phase_key(geom.side() as u8, geom.start_pieces() as u8, m))])?;
+    let mut reader = RecordReader::open(dir, geom, ph, phase.len())?.ok_or_else(|| Error::MissingDatabase {
+        path: dir.to_path_buf(),
+        phase: ph.to_string(),
+        max_pieces: ph.pieces(),
+    })?;
+    let (mut at, mut buf) = (0u64, vec![0u64; 1 << 20]);
+    resolved.write_with(ph, phase.len(), &crate::progress::Silent, |words| {
+        let n = (phase.len() - at).min(buf.len() as u64) as usize;
+        reader.read(&mut buf[..n])?;
+        if !reader.specials_pruned() {
+            drop_unreachable_specials(geom, phase, at, &mut buf[..n]);
+        }
+        for (i, &r) in buf[..n].iter().enumerate() {
+            words.push(CompactPhase::word(Packed(r)).ok_or_else(|| {
+                Error::InvalidArgument(format!(
+                    "position {} of {ph} has a distance above 255 plies: its records cannot be kept in {}",
+                    at + i as u64,
+                    out.display()
+                ))
+            })?);
+        }
+        at += n as u64;
+        Ok(())
+    })?;
+    reader.finish()
 }
 
 /// Add the key index of `backend` to the database at `dir` (rebuilding it if present)
