@@ -261,18 +261,21 @@ fn write_resolved(
 ) -> Result<(), Error> {
     let ph = phase.phase();
     let resolved = ResolvedDir::with_keys(out, vec![(ph, phase_key(geom.side() as u8, geom.start_pieces() as u8, m))])?;
-    let mut reader = RecordReader::open(dir, geom, ph, phase.len())?.ok_or_else(|| Error::MissingDatabase {
+    let reader = RecordReader::open(dir, geom, ph, phase.len())?.ok_or_else(|| Error::MissingDatabase {
         path: dir.to_path_buf(),
         phase: ph.to_string(),
         max_pieces: ph.pieces(),
     })?;
-    let (mut at, mut buf) = (0u64, vec![0u64; 1 << 20]);
+    // Read as `pack` reads it for the value file, but with immediate wins as they are,
+    // and counted again: the words must be the records the metadata counted.
+    let mut counted = PhaseMeta { win: 0, loss: 0, draw: 0, ..m.clone() };
+    let mut records =
+        PackRecords { source: Source::Solver(reader), dir, geom, phase, at: 0, meta: &mut counted, fill: false };
+    let mut buf = vec![0u64; 1 << 20];
     resolved.write_with(ph, phase.len(), &crate::progress::Silent, |words| {
+        let at = records.at;
         let n = (phase.len() - at).min(buf.len() as u64) as usize;
-        reader.read(&mut buf[..n])?;
-        if !reader.specials_pruned() {
-            drop_unreachable_specials(geom, phase, at, &mut buf[..n]);
-        }
+        values::Records::read(&mut records, &mut buf[..n])?;
         for (i, &r) in buf[..n].iter().enumerate() {
             words.push(CompactPhase::word(Packed(r)).ok_or_else(|| {
                 Error::InvalidArgument(format!(
@@ -282,10 +285,21 @@ fn write_resolved(
                 ))
             })?);
         }
-        at += n as u64;
         Ok(())
     })?;
-    reader.finish()
+    if let Source::Solver(r) = records.source {
+        r.finish()?;
+    }
+    if (counted.win, counted.loss, counted.draw) != (m.win, m.loss, m.draw) {
+        let _ = std::fs::remove_file(resolved.path(ph));
+        return Err(Error::InvalidArgument(format!(
+            "{}: the solver's file of {ph} changed while it was packed (counts {:?} then {:?})",
+            dir.display(),
+            (m.win, m.loss, m.draw),
+            (counted.win, counted.loss, counted.draw)
+        )));
+    }
+    Ok(())
 }
 
 /// Add the key index of `backend` to the database at `dir` (rebuilding it if present)
