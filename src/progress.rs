@@ -8,6 +8,12 @@ pub trait Reporter: Send + Sync {
     fn begin(&self, label: &str, total: u64);
     /// `n` more units of the current step are done.
     fn advance(&self, n: u64);
+    /// The first `n` units of the current step were done by an earlier run (a step that
+    /// goes on from a checkpoint): counted as done, but not in the rate, so that the
+    /// time left is that of this run's pace. Called once, right after `begin`.
+    fn resumed(&self, n: u64) {
+        self.advance(n);
+    }
     /// The current step is finished.
     fn end(&self);
     /// A one-line message worth showing (a phase summary, a resumed checkpoint).

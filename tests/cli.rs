@@ -1061,19 +1061,19 @@ fn the_whole_game_script_runs_each_stage_once_and_goes_on_after_a_failure() {
     assert_eq!(code, Some(0), "{err}");
     assert!(err.contains("solve: done before, skipped") && err.contains("bfs: done before, skipped"), "{err}");
     let verbs: Vec<String> = calls().iter().map(|c| c.split(' ').next().unwrap().to_string()).collect();
-    assert_eq!(verbs, ["solve", "bfs", "verify", "verify", "stats", "stats", "export"]);
-    for (stage, attempts) in
-        [("solve", "1"), ("bfs", "1"), ("verify", "2"), ("stats", "1"), ("longest", "1"), ("digest", "1")]
-    {
+    assert_eq!(verbs, ["solve", "bfs", "verify", "verify", "stats", "export"]);
+    for (stage, attempts) in [("solve", "1"), ("bfs", "1"), ("verify", "2"), ("longest", "1"), ("digest", "1")] {
         let r = row(&table, stage).unwrap_or_else(|| panic!("no row {stage}: {table}"));
         assert_eq!((r[1].as_str(), r.last().unwrap().as_str()), (attempts, "done"), "{table}");
     }
     assert!(row(&table, "check").unwrap().join(" ").contains("skipped"), "{table}");
+    assert!(row(&table, "stats").is_none(), "the digest counts the statistics: no walk of their own: {table}");
+    assert!(calls().last().unwrap().contains(&format!("--stats {}", work.join("stats.json").display())));
     assert_eq!(std::fs::read_to_string(work.join("digest.out")).unwrap().trim(), "{\"stage\": \"export\"}");
 
     let (code, _, err) = run();
     assert_eq!(code, Some(0), "{err}");
-    assert_eq!(calls().len(), 7, "nothing runs again");
+    assert_eq!(calls().len(), 6, "nothing runs again");
 
     // The stages' command lines are the real binary's: each parses (`--help` after them
     // prints the help only when everything before it is a known argument).
@@ -1082,6 +1082,54 @@ fn the_whole_game_script_runs_each_stage_once_and_goes_on_after_a_failure() {
         args.push("--help");
         let out = ostledb(&args);
         assert!(out.status.success(), "ostledb {c}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A run of hours must not change course when the script is edited under it: bash reads
+/// a script as it goes, so the script is one block, read whole before it runs. A copy is
+/// overwritten with other text while its first stage runs; the run still does every
+/// stage and prints its table.
+#[test]
+fn the_whole_game_script_is_read_whole_before_it_runs() {
+    let dir = std::env::temp_dir().join(format!("ostledb-cli-{}-whole-game-edited", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let (fake, script, started) = (dir.join("fake-ostledb"), dir.join("whole-game.sh"), dir.join("started"));
+    std::fs::write(
+        &fake,
+        format!(
+            "#!/usr/bin/env bash\nif [[ $1 == solve ]]; then touch {}; sleep 2; fi\necho '{{}}'\n",
+            started.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let original =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/whole-game.sh"));
+    std::fs::write(&script, original.unwrap()).unwrap();
+    let run = Command::new("bash")
+        .arg(&script)
+        .args(["--db", dir.join("db").to_str().unwrap(), "--ostledb", fake.to_str().unwrap(), "--max-pieces", "8"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = std::time::Instant::now();
+    while !started.exists() {
+        assert!(t.elapsed().as_secs() < 30, "the first stage never began");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // Longer than the script, so that every byte it would read next is different.
+    std::fs::write(&script, "echo 'the edited script ran' >&2; exit 7\n".repeat(400)).unwrap();
+    let out = run.wait_with_output().unwrap();
+    let (table, err) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!err.contains("edited script"), "{err}");
+    for stage in ["solve", "bfs", "verify", "longest", "digest"] {
+        assert!(table.lines().any(|l| l.starts_with(stage) && l.ends_with("done")), "{stage}: {table}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

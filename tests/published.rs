@@ -47,7 +47,7 @@ fn solved_db(name: &str) -> PathBuf {
 
 fn export_to(db: &Path, out: Option<&Path>) -> ExportSummary {
     let db = Database::open(db).expect("open");
-    let opts = ExportOptions { max_pieces: None, lines_per_file: LINES, records_dir: None, keep_records: false };
+    let opts = ExportOptions { lines_per_file: LINES, ..ExportOptions::default() };
     export(&db, &opts, out, &Silent).expect("export")
 }
 
@@ -94,12 +94,7 @@ fn export_import_export_is_byte_identical() {
         }
     }
     // Exporting into a directory that already holds such files is refused.
-    let again = export(
-        &d1,
-        &ExportOptions { max_pieces: None, lines_per_file: LINES, records_dir: None, keep_records: false },
-        Some(&a),
-        &Silent,
-    );
+    let again = export(&d1, &ExportOptions { lines_per_file: LINES, ..ExportOptions::default() }, Some(&a), &Silent);
     assert!(matches!(again, Err(Error::InvalidArgument(_))), "{again:?}");
     // Importing over an existing database is refused.
     assert!(import(&geom(), &a, &db2, &pack_opts(), &Silent).is_err());
@@ -401,7 +396,7 @@ fn bfs_files_by_positions_equal_those_of_the_node_lists() {
         let (a, b) = (tmpdir(&format!("bfs-lists-{mates}")), tmpdir(&format!("bfs-positions-{mates}")));
         let lists = export_to(&db, Some(&a));
         let (report, depths) = bfs_first_depths(&geom(), mates, 200, &Silent).unwrap();
-        store_first_depths(&db, &report, &depths).unwrap();
+        store_first_depths(&db, &report, &depths, &Silent).unwrap();
         let positions = export_to(&db, Some(&b));
         assert!(lists.bfs_files.len() > 1, "{lists:?}");
         assert_eq!(positions, lists, "checkmates expanded: {mates}");
@@ -423,12 +418,12 @@ fn bfs_files_from_node_layers_equal_those_from_predecessors() {
     for mates in [true, false] {
         let db = solved_db(&format!("bfs-node-layers-{mates}"));
         let (report, depths) = bfs_first_depths(&geom(), mates, 200, &Silent).unwrap();
-        store_first_depths(&db, &report, &depths).unwrap();
+        store_first_depths(&db, &report, &depths, &Silent).unwrap();
         let (a, b) = (tmpdir(&format!("bfs-preds-{mates}")), tmpdir(&format!("bfs-layers-{mates}")));
         let preds = export_to(&db, Some(&a));
         let ck = Checkpoints { dir: Some(db.clone()), node_layers: true, ..Checkpoints::default() };
         let (report, depths) = bfs_first_depths_with(&geom(), mates, 200, &ck, &Silent).unwrap();
-        store_first_depths(&db, &report, &depths).unwrap();
+        store_first_depths(&db, &report, &depths, &Silent).unwrap();
         node_layers::commit(depths.node_layers().unwrap(), &db, report.layers.len() as u32).unwrap();
         ck.finish().unwrap();
         let layers = export_to(&db, Some(&b));
@@ -449,8 +444,7 @@ fn bfs_files_from_node_layers_equal_those_from_predecessors() {
         let good = std::fs::read(&mid).unwrap();
         let digest = |db: &Path| {
             let db = Database::open(db).expect("open");
-            let opts =
-                ExportOptions { max_pieces: None, lines_per_file: LINES, records_dir: None, keep_records: false };
+            let opts = ExportOptions { lines_per_file: LINES, ..ExportOptions::default() };
             export(&db, &opts, None, &Silent)
         };
         let mut bad = good.clone();
@@ -474,7 +468,7 @@ fn bfs_files_from_node_layers_equal_those_from_predecessors() {
         );
         std::fs::remove_file(&extra).unwrap();
         assert_eq!(digest(&db).unwrap(), preds);
-        store_first_depths(&db, &report, &depths).unwrap();
+        store_first_depths(&db, &report, &depths, &Silent).unwrap();
         assert!(!dir.exists(), "first depths stored again: the layers are gone");
         for d in [db, a, b] {
             let _ = std::fs::remove_dir_all(d);
@@ -482,12 +476,6 @@ fn bfs_files_from_node_layers_equal_those_from_predecessors() {
     }
 }
 
-/// `export --digest --checkpoint`: crashed at every save in turn (`OSTLEDB_FAULT=N:abort`,
-/// which ends the process as a kill does; a save is written after every file), run again
-/// it goes on after the last file saved, says so, and prints exactly the files and digest
-/// of a digest in one go, through the retrograde files and then the BFS files (from first
-/// depths); the file is removed at the end. A checkpoint of another export's phases is
-/// not used; `--checkpoint` without `--digest` is refused.
 /// `ostledb export --digest --json` of the database `db` in files of [`LINES`] lines,
 /// with `extra` arguments, crashed at write step `fault` if given.
 fn run_digest(db: &Path, extra: &[&str], fault: Option<u64>) -> std::process::Output {
@@ -611,6 +599,12 @@ fn a_digest_from_records_resolved_by_groups_equals_the_plain_one_and_survives_cr
     let _ = std::fs::remove_dir_all(&db);
 }
 
+/// `export --digest --checkpoint`: crashed at every save in turn (`OSTLEDB_FAULT=N:abort`,
+/// which ends the process as a kill does; a save is written after every file), run again
+/// it goes on after the last file saved, says so, and prints exactly the files and digest
+/// of a digest in one go, through the retrograde files and then the BFS files (from first
+/// depths); the file is removed at the end. A checkpoint of another export's phases is
+/// not used; `--checkpoint` without `--digest` is refused.
 #[test]
 fn a_digest_goes_on_from_its_checkpoint_after_a_crash() {
     use std::process::Command;
@@ -618,7 +612,7 @@ fn a_digest_goes_on_from_its_checkpoint_after_a_crash() {
     use ostledb::solve::bfs_positions::{bfs_first_depths, store_first_depths};
     let db = solved_db("digest-checkpoint");
     let (report, depths) = bfs_first_depths(&geom(), true, 200, &Silent).unwrap();
-    store_first_depths(&db, &report, &depths).unwrap();
+    store_first_depths(&db, &report, &depths, &Silent).unwrap();
     let ck = db.with_extension("ckpt");
     let ckp = ck.to_str().unwrap();
     let run = |extra: &[&str], fault: Option<u64>| run_digest(&db, extra, fault);
@@ -674,6 +668,70 @@ fn a_digest_goes_on_from_its_checkpoint_after_a_crash() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
     let _ = std::fs::remove_file(&ck);
+    let _ = std::fs::remove_dir_all(&db);
+}
+
+/// `export --digest --stats FILE` counts in its walk what `ostledb stats` counts in its
+/// own (the database elides losses, resolved by the cursors or from scratch files), with
+/// the same files and digest as without; crashed at every save of its checkpoint in
+/// turn and run again it goes on with the counts saved, to the same statistics. A
+/// checkpoint of a digest without statistics is not used by one with them.
+#[test]
+fn a_digest_with_stats_counts_what_stats_counts_through_crashes() {
+    let db = solved_db("digest-stats");
+    let ck = db.with_extension("ckpt");
+    let (ckp, out_file) = (ck.to_str().unwrap(), db.with_extension("stats.json"));
+    let stats_arg = ["--stats", out_file.to_str().unwrap()];
+    let run = |extra: &[&str], fault: Option<u64>| run_digest(&db, extra, fault);
+    let stats = std::process::Command::new(env!("CARGO_BIN_EXE_ostledb"))
+        .args(["stats", "--json", "--quiet", "--db", db.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(stats.status.success(), "{}", String::from_utf8_lossy(&stats.stderr));
+    // The phases in one order (`stats` walks them group by group, the export in index order).
+    let by_phase = |v: serde_json::Value| {
+        let mut phases = v["phases"].as_array().unwrap().clone();
+        phases.sort_by_key(|p| p["phase"].to_string());
+        (v["max_pieces"].clone(), phases, v["total"].clone())
+    };
+    let want = by_phase(serde_json::from_slice(&stats.stdout).unwrap());
+    assert!(want.2["positions"]["loss"].as_u64().unwrap() > 0 && want.1.len() > 3, "{want:?}");
+    let written = || {
+        let v = by_phase(serde_json::from_str(&std::fs::read_to_string(&out_file).unwrap()).unwrap());
+        std::fs::remove_file(&out_file).unwrap();
+        v
+    };
+    let plain = digest_files(&run(&["--quiet"], None));
+    assert!(!out_file.exists());
+    for records in [&["--no-records"][..], &["--records-dir", db.with_extension("records").to_str().unwrap()]] {
+        assert_eq!(digest_files(&run(&[&stats_arg[..], records].concat(), None)), plain);
+        assert_eq!(written(), want, "{records:?}");
+    }
+    let with_ck = [&stats_arg[..], &["--checkpoint", ckp, "--checkpoint-minutes", "0", "--no-records"]].concat();
+    let mut crashed = 0;
+    for step in (1..).step_by(3) {
+        let _ = std::fs::remove_file(&ck);
+        let out = run(&with_ck, Some(step));
+        if out.status.success() {
+            break;
+        }
+        assert_eq!(out.status.code(), None, "step {step}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(!out_file.exists(), "written only when the export is done");
+        crashed += 1;
+        let out = run(&with_ck, None);
+        assert_eq!(digest_files(&out), plain, "step {step}");
+        assert_eq!(written(), want, "step {step}");
+    }
+    assert!(crashed > 3, "{crashed} saves crashed");
+    // A checkpoint of a digest that counted nothing: started again, with a note.
+    let without = [&with_ck[2..]].concat();
+    let out = run(&without, Some(4));
+    assert_eq!(out.status.code(), None);
+    let out = run(&with_ck, None);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("counted no statistics"));
+    assert_eq!(digest_files(&out), plain);
+    assert_eq!(written(), want);
+    let _ = std::fs::remove_dir_all(db.with_extension("records"));
     let _ = std::fs::remove_dir_all(&db);
 }
 

@@ -1100,7 +1100,7 @@ fn first_depth_file_gives_the_depth_of_every_node_like_the_node_list_search() {
         let (report, depths) = bfs_first_depths(&g, mates, max_depth, &Silent).unwrap();
         let dir = tmpdir(&format!("first-depths-{n}-{start}-{mates}"));
         std::fs::create_dir_all(&dir).unwrap();
-        let (summary, len) = store_first_depths(&dir, &report, &depths).unwrap();
+        let (summary, len) = store_first_depths(&dir, &report, &depths, &Silent).unwrap();
         assert_eq!(summary.complete, max_depth == 255, "{what}");
         let file = FirstDepthFile::open(&dir, &g).unwrap().expect("the file just written");
         assert_eq!((file.summary(), file.file_len()), (&summary, len), "{what}");

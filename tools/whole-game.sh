@@ -2,7 +2,8 @@
 # The whole game from nothing to a checked database, one stage after another, each under
 # /usr/bin/time: solve, the whole breadth-first search stored in the database (with its
 # node layers, from which the digest reads every node's depth), verify
-# --deep, stats, the longest wins, the published digest, and the check against the
+# --deep, the longest wins, the published digest with the statistics of `ostledb stats`
+# counted in the same walk (WORK/stats.json), and the check of both against the
 # published run. Run it again after a kill (or a reboot, or the end of a session) and it
 # goes on: a finished stage is skipped, and `solve`, `bfs`, `verify`, `stats` and
 # `digest` go on from their own checkpoints inside the stage they were in (`verify`,
@@ -27,9 +28,15 @@
 #   --stages      comma-separated stages, run in the order given (default: all, in the
 #                 order below; e.g. bfs,digest to have the digest before verify)
 #
-# Stages: solve, bfs, verify, stats, longest, digest, check (check: the whole game only).
+# Stages: solve, bfs, verify, longest, digest, check (check: the whole game only); and,
+# only when asked for, stats: the statistics by a walk of their own (`ostledb stats`,
+# about 12 min on 2 cores), into WORK/stats.out, to compare with the digest's.
 # Exit code: 0 when every stage asked for is done, else that of the first that failed.
 set -euo pipefail
+# The whole script is one block, read before any of it runs: bash reads a script as it
+# goes, so an edit to this file during a run of hours would otherwise change what the
+# run does next.
+{
 
 here=$(dirname "$(realpath "$0")")
 db=./ostle.db
@@ -37,7 +44,7 @@ work=
 bin="$here/../target/release/ostledb"
 max_pieces=10
 bfs_depth=255
-stages=solve,bfs,verify,stats,longest,digest,check
+stages=solve,bfs,verify,longest,digest,check
 while (($#)); do
     case $1 in
         --db) db=$2; shift 2 ;;
@@ -67,8 +74,8 @@ command_of() {
         verify) echo "$bin verify --deep --json --checkpoint $work/verify.ckpt --records-dir $work/records --db $db" ;;
         stats) echo "$bin stats --json --checkpoint $work/stats.ckpt --records-dir $work/records --db $db" ;;
         longest) echo "$bin stats --longest --json --db $db" ;;
-        digest) echo "$bin export --digest --json --checkpoint $work/digest.ckpt --records-dir $work/records --keep-records --db $db" ;;
-        check) echo "python3 $here/check-whole-game.py --db $db --ostledb $bin --stats $work/stats.out --bfs $work/bfs.out" ;;
+        digest) echo "$bin export --digest --json --stats $work/stats.json --checkpoint $work/digest.ckpt --records-dir $work/records --keep-records --db $db" ;;
+        check) echo "python3 $here/check-whole-game.py --db $db --ostledb $bin --stats $work/stats.json --bfs $work/bfs.out" ;;
     esac
 }
 
@@ -175,3 +182,4 @@ for s in ${stages//,/ }; do
 done
 summary | tee "$work/summary.txt"
 exit "$code"
+}

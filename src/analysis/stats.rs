@@ -131,7 +131,7 @@ impl ValueCounts {
 }
 
 /// Statistics of one solved phase.
-#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PhaseStats {
     /// The phase, `[player, opponent]`.
     pub phase: [u32; 2],
@@ -159,6 +159,24 @@ impl PhaseStats {
     }
 }
 
+/// Count canonical position `pos`, whose record is `packed` (with every distance), into
+/// `acc`: its value, its special move, its node counts and the values of its non-trivial
+/// nodes. Returns those nodes as a mask of forbidden indices (`None` for an immediate
+/// win, which has none), for a caller that writes them out too (`export --stats`).
+pub fn tally(geom: &Geometry, pos: &Position, packed: crate::record::Packed, acc: &mut PhaseStats) -> Option<u32> {
+    let rec = packed.record();
+    acc.positions.add(rec.base);
+    acc.positions_with_special += rec.special.is_some() as u64;
+    let reached = count_position(geom, pos, &mut acc.counts)?;
+    let mut left = reached;
+    while left != 0 {
+        let j = left.trailing_zeros() as usize;
+        left &= left - 1;
+        acc.nodes.add(packed.node(j));
+    }
+    Some(reached)
+}
+
 /// Walk a solved phase from a saved point, as one step of `reporter` named `label`: value
 /// counts of its positions and of its non-trivial nodes. `from` is `(start, total)`:
 /// positions `0..start` are counted in `total` already; `between` is called after every
@@ -173,16 +191,7 @@ pub fn phase_stats_from(
 ) -> Result<PhaseStats, Error> {
     let geom = index.geometry();
     let visit = |acc: &mut PhaseStats, pos: &Position, i| {
-        let packed = values.packed(i);
-        let rec = packed.record();
-        acc.positions.add(rec.base);
-        acc.positions_with_special += rec.special.is_some() as u64;
-        let Some(mut reached) = count_position(geom, pos, &mut acc.counts) else { return };
-        while reached != 0 {
-            let j = reached.trailing_zeros() as usize;
-            reached &= reached - 1;
-            acc.nodes.add(packed.node(j));
-        }
+        tally(geom, pos, values.packed(i), acc);
     };
     let merge = |t: &mut PhaseStats, p: PhaseStats| *t = std::mem::take(t).merge(p);
     let mut st = fold_positions(index, CHUNK, label, reporter, from, visit, merge, between)?;

@@ -89,7 +89,7 @@ pub fn fold_positions<A: Send + Default>(
 ) -> Result<A, Error> {
     let n = index.len();
     reporter.begin(label, n);
-    reporter.advance(start);
+    reporter.resumed(start);
     let visit_chunk = |lo: u64, hi: u64| {
         let mut acc = A::default();
         // Each position made from the one before, not unranked anew.

@@ -202,7 +202,7 @@ pub fn run(args: BfsArgs, signals: &Signals) -> Result<(), Error> {
     let mates = !args.no_checkmate_expansion;
     if let Some(raw) = &args.import_first_depths {
         let report = args.import_report.as_deref().expect("clap requires --import-report");
-        let (summary, len) = import_first_depths(g, &args.common.db, raw, report)?;
+        let (summary, len) = import_first_depths(g, &args.common.db, raw, report, &reporter)?;
         return emit_stored_first_depths(&args, &summary, len, t);
     }
     let mut stored_first_depths = None;
@@ -220,7 +220,7 @@ pub fn run(args: BfsArgs, signals: &Signals) -> Result<(), Error> {
             crate::store::file::write_atomic(path, |w| depths.write_raw(w))?;
         }
         if args.store {
-            stored_first_depths = Some(store_first_depths(&args.common.db, &report, &depths)?);
+            stored_first_depths = Some(store_first_depths(&args.common.db, &report, &depths, &reporter)?);
             if let Some(partial) = depths.node_layers() {
                 let to = crate::store::node_layers::commit(partial, &args.common.db, report.layers.len() as u32)?;
                 reporter.note(&format!(
@@ -365,6 +365,7 @@ fn import_first_depths(
     db: &std::path::Path,
     raw: &std::path::Path,
     report: &std::path::Path,
+    reporter: &dyn Reporter,
 ) -> Result<(FirstDepthSummary, u64), Error> {
     use std::io::Read;
     let io = |p: &std::path::Path| {
@@ -430,6 +431,7 @@ fn import_first_depths(
     first_reached.truncate(layers.len());
     let summary = FirstDepthSummary { expand_checkmates, complete, layers, first_reached, positions };
     let mut f = std::fs::File::open(raw).map_err(io(raw))?;
-    let len = crate::store::first_depths::write(db, g, &summary, |_, out| f.read_exact(out).map_err(io(raw)))?;
+    let len =
+        crate::store::first_depths::write(db, g, &summary, |_, out| f.read_exact(out).map_err(io(raw)), reporter)?;
     Ok((summary, len))
 }

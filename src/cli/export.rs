@@ -1,5 +1,6 @@
 //! `ostledb export`: write a database in the published text format (or only its digest).
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -12,6 +13,7 @@ use crate::error::Error;
 use crate::progress::Reporter;
 use crate::published::export::{ExportCheckpoint, ExportOptions, ExportSummary, export_with};
 use crate::store::Database;
+use crate::store::file::write_atomic;
 
 /// Output formats of `ostledb export`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -65,6 +67,13 @@ pub struct ExportArgs {
     /// FILE, FILE.records; else none.
     #[arg(long, value_name = "DIR")]
     pub records_dir: Option<PathBuf>,
+    /// Also count what `ostledb stats` counts, in the same walk, and write it to FILE as
+    /// `ostledb stats --json` prints it (written when the export is done; a checkpoint
+    /// keeps the counts so far). The lines are made from the records and non-trivial
+    /// nodes that the statistics count, so the whole game's statistics cost little more
+    /// than its digest, instead of a walk of their own (12 min on 2 cores).
+    #[arg(long, value_name = "FILE")]
+    pub stats: Option<PathBuf>,
     /// Keep the files of --records-dir when done, for `stats --records-dir DIR` and
     /// `verify --deep --records-dir DIR`, which then take them instead of resolving again.
     #[arg(long, requires = "records_dir")]
@@ -117,6 +126,7 @@ pub fn run(args: ExportArgs) -> Result<(), Error> {
         lines_per_file: args.lines_per_file,
         records_dir,
         keep_records: args.keep_records,
+        stats: args.stats.is_some(),
     };
     let out = (!args.digest).then_some(args.out.as_path());
     let mut checkpoint = match &args.checkpoint {
@@ -127,6 +137,13 @@ pub fn run(args: ExportArgs) -> Result<(), Error> {
         None => ExportCheckpoint::none(),
     };
     let summary = export_with(&db, &opts, out, &reporter, &mut checkpoint)?;
+    if let (Some(path), Some(stats)) = (&args.stats, &summary.stats) {
+        let report = crate::cli::stats::Report::new(summary.max_pieces, stats.clone());
+        write_atomic(path, |w| {
+            serde_json::to_writer(&mut *w, &report)?;
+            w.write_all(b"\n")
+        })?;
+    }
     checkpoint.finish()?;
     let seconds = t.elapsed().as_secs_f64();
     if args.json {

@@ -26,6 +26,8 @@ pub struct Progress {
     /// or quiet), every `step` units.
     next: AtomicU64,
     step: u64,
+    /// Units done by an earlier run, before this one began ([`Progress::resumed`]).
+    before: AtomicU64,
 }
 
 impl Progress {
@@ -44,7 +46,16 @@ impl Progress {
         let plain = !quiet && !std::io::stderr().is_terminal() && total > 0;
         let step = total.div_ceil(PLAIN_LINES).max(1);
         let next = AtomicU64::new(if plain { step } else { u64::MAX });
-        Progress { label: label.to_string(), bar, start: Instant::now(), quiet, next, step }
+        Progress { label: label.to_string(), bar, start: Instant::now(), quiet, next, step, before: AtomicU64::new(0) }
+    }
+
+    /// Record `n` units done by an earlier run: they count towards the total, not the
+    /// rate.
+    pub fn resumed(&self, n: u64) {
+        self.before.fetch_add(n, Ordering::Relaxed);
+        self.bar.inc(n);
+        self.bar.reset_eta();
+        self.bar.reset_elapsed();
     }
 
     /// Record `n` more units done.
@@ -59,7 +70,7 @@ impl Progress {
         if secs < PLAIN_AFTER.as_secs_f64() {
             return;
         }
-        let eta = secs * (total - pos) as f64 / pos.max(1) as f64;
+        let eta = time_left(secs, pos, total, self.before.load(Ordering::Relaxed));
         eprintln!(
             "{}: {}% ({} of {}) after {}, about {} more",
             self.label,
@@ -91,18 +102,27 @@ impl Progress {
         if self.quiet {
             return;
         }
-        eprintln!("{}", summary_line(&self.label, pos, total, self.start.elapsed().as_secs_f64()));
+        let before = self.before.load(Ordering::Relaxed);
+        eprintln!("{}", summary_line(&self.label, pos, total, before, self.start.elapsed().as_secs_f64()));
     }
 }
 
+/// The time left of a step at `pos` of `total` units, `secs` after this run began, from
+/// this run's pace: the `before` units an earlier run did are not its work.
+fn time_left(secs: f64, pos: u64, total: u64, before: u64) -> f64 {
+    secs * total.saturating_sub(pos) as f64 / pos.saturating_sub(before).max(1) as f64
+}
+
 /// The line a step ends with: what it did (and of how much, when that is less than its
-/// total) and how long it took.
-fn summary_line(label: &str, pos: u64, total: Option<u64>, secs: f64) -> String {
+/// total), how long it took, and how much of it an earlier run did (`before`).
+fn summary_line(label: &str, pos: u64, total: Option<u64>, before: u64, secs: f64) -> String {
+    let earlier =
+        if before > 0 { format!(" ({} of it before, in an earlier run)", human(before as f64)) } else { String::new() };
     match total {
         Some(total) if pos < total => {
-            format!("{label}: {} of {} done in {}", human(pos as f64), human(total as f64), clock(secs))
+            format!("{label}: {} of {} done in {}{earlier}", human(pos as f64), human(total as f64), clock(secs))
         }
-        _ => format!("{label}: {} done in {}", human(pos as f64), clock(secs)),
+        _ => format!("{label}: {} done in {}{earlier}", human(pos as f64), clock(secs)),
     }
 }
 
@@ -171,6 +191,12 @@ impl crate::progress::Reporter for CliReporter {
         }
     }
 
+    fn resumed(&self, n: u64) {
+        if let Some(p) = self.current() {
+            p.resumed(n);
+        }
+    }
+
     fn end(&self) {
         let p = self.current.lock().ok().and_then(|mut c| c.take());
         if let Some(p) = p {
@@ -216,17 +242,35 @@ mod tests {
     #[test]
     fn a_step_that_ends_short_of_its_total_says_so() {
         assert_eq!(
-            summary_line("(4,4) init", 160_900_185, Some(160_900_185), 64.0),
+            summary_line("(4,4) init", 160_900_185, Some(160_900_185), 0, 64.0),
             "(4,4) init: 160.9M done in 1m04s"
         );
         assert_eq!(
-            summary_line("(5,4)+(4,5) retrograde", 300_000_000, Some(1_030_000_000), 1843.0),
+            summary_line("(5,4)+(4,5) retrograde", 300_000_000, Some(1_030_000_000), 0, 1843.0),
             "(5,4)+(4,5) retrograde: 300.0M of 1.03G done in 30m43s"
         );
-        assert_eq!(summary_line("t", 7, None, 0.5), "t: 7 done in 0.5s");
+        assert_eq!(summary_line("t", 7, None, 0, 0.5), "t: 7 done in 0.5s");
         // The bar itself is not moved to its end before the line is made.
         let p = Progress::new(true, "t", 1000);
         p.add(400);
         assert_eq!((p.bar.position(), p.bar.length()), (400, Some(1000)));
+    }
+
+    /// A step that goes on from a checkpoint: the units done before count towards the
+    /// total and the summary says how many, but the time left is from this run's pace.
+    #[test]
+    fn a_resumed_step_times_only_its_own_work() {
+        // 600 of 1000 after 10 s, 500 of them before: 100 in 10 s, 400 to go.
+        assert_eq!(time_left(10.0, 600, 1000, 500), 40.0);
+        assert_eq!(time_left(10.0, 600, 1000, 0), 10.0 * 400.0 / 600.0);
+        assert_eq!(time_left(1.0, 500, 1000, 500), 500.0, "nothing done yet: one unit's pace");
+        assert_eq!(
+            summary_line("export 10 pieces", 2_735_147_685, Some(2_735_147_685), 1_504_000_000, 273.0),
+            "export 10 pieces: 2.74G done in 4m33s (1.50G of it before, in an earlier run)"
+        );
+        let p = Progress::new(true, "t", 1000);
+        p.resumed(500);
+        p.add(100);
+        assert_eq!((p.bar.position(), p.before.load(Ordering::Relaxed)), (600, 500));
     }
 }

@@ -29,12 +29,21 @@ pub struct StatsArgs {
     common: CommonArgs,
 }
 
+/// What `stats --json` prints (and `export --stats FILE` writes).
 #[derive(Serialize)]
-struct Report {
+pub struct Report {
     max_pieces: u32,
     phases: Vec<PhaseStats>,
     /// Sums over every phase (`phase` is `[0, 0]`).
     total: PhaseStats,
+}
+
+impl Report {
+    /// The report of `phases`, of a database (or export) of at most `max_pieces` pieces.
+    pub fn new(max_pieces: u32, phases: Vec<PhaseStats>) -> Report {
+        let total = phases.iter().cloned().fold(PhaseStats::default(), PhaseStats::merge);
+        Report { max_pieces, phases, total }
+    }
 }
 
 fn line(out: &mut String, what: &str, v: &ValueCounts) {
@@ -73,8 +82,7 @@ pub fn run(args: StatsArgs) -> Result<(), Error> {
     let resolved = args.walk.resolved(&db)?;
     let phases = database_stats(&db, resolved.as_ref(), &rep, &mut checkpoint)?;
     checkpoint.finish()?;
-    let total = phases.iter().cloned().fold(PhaseStats::default(), PhaseStats::merge);
-    let report = Report { max_pieces: max, phases, total };
+    let report = Report::new(max, phases);
     if args.json {
         return emit_json(&report);
     }

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
+use crate::analysis::stats::{PhaseStats, tally};
 use crate::analysis::sweep::CheckpointFile;
 use crate::error::{Error, io};
 use crate::game::Position;
@@ -17,7 +18,7 @@ use crate::index::{GameIndex, PhaseIndex, Positions};
 use crate::progress::Reporter;
 use crate::published::resolved::ResolvedRecords;
 use crate::published::{
-    FileDigest, Kind, LINES_PER_FILE, file_name, parse_file_name, set_digest, write_bfs_line, write_line,
+    FileDigest, Kind, LINES_PER_FILE, file_name, parse_file_name, set_digest, write_bfs_line, write_line, write_line_of,
 };
 use crate::record::Packed;
 use crate::store::Database;
@@ -43,11 +44,21 @@ pub struct ExportOptions {
     /// Keep the files of `records_dir` when done (for `stats` and `verify --deep` with
     /// the same directory, [`crate::store::resolved`]).
     pub keep_records: bool,
+    /// Also count the statistics of every exported phase, as
+    /// [`crate::analysis::stats::database_stats`] does, from the records and nodes each
+    /// retrograde line is made of ([`ExportSummary::stats`]).
+    pub stats: bool,
 }
 
 impl Default for ExportOptions {
     fn default() -> ExportOptions {
-        ExportOptions { max_pieces: None, lines_per_file: LINES_PER_FILE, records_dir: None, keep_records: false }
+        ExportOptions {
+            max_pieces: None,
+            lines_per_file: LINES_PER_FILE,
+            records_dir: None,
+            keep_records: false,
+            stats: false,
+        }
     }
 }
 
@@ -77,6 +88,10 @@ pub struct ExportSummary {
     pub retrograde_files: Vec<ExportedFile>,
     /// The digest of the whole set by the published recipe.
     pub digest: String,
+    /// With [`ExportOptions::stats`]: the statistics of every exported phase, in index
+    /// order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stats: Option<Vec<PhaseStats>>,
 }
 
 /// What the checkpoint of `export --digest` keeps: the files done and, at the end of the
@@ -91,6 +106,22 @@ pub struct ExportProgress {
     retrograde_done: bool,
     bfs_files: Vec<ExportedFile>,
     consumed: Vec<u64>,
+    /// When statistics are counted: those of the positions in the retrograde files so
+    /// far, per exported phase in index order (`None` in a checkpoint of an export
+    /// without them, or written before they were kept).
+    #[serde(default)]
+    stats: Option<Vec<PhaseStats>>,
+}
+
+/// Where the files so far end, told to the writer with the end of each: the positions
+/// of each phase (in index order) in them and, for retrograde files with statistics,
+/// those of these positions.
+#[derive(Default)]
+pub struct Mark {
+    /// Positions of each phase in the files so far.
+    pub consumed: Vec<u64>,
+    /// Their statistics, when counted.
+    pub stats: Option<Vec<PhaseStats>>,
 }
 
 /// Where a digest keeps its progress between files ([`CheckpointFile`]): saved at the
@@ -124,8 +155,20 @@ impl ExportCheckpoint {
     /// Where an export of `max` pieces in files of `lines_per_file` lines, over phases of
     /// `lens` positions, goes on from (a new start, with a note, for a checkpoint of
     /// another export or one whose positions do not fit the phases).
-    fn start(&mut self, max: u32, lines_per_file: u64, lens: &[u64], reporter: &dyn Reporter) -> ExportProgress {
+    /// With `stats` the progress must hold the statistics of the retrograde files done.
+    fn start(
+        &mut self,
+        max: u32,
+        lines_per_file: u64,
+        lens: &[u64],
+        stats: bool,
+        reporter: &dyn Reporter,
+    ) -> ExportProgress {
         let fresh = ExportProgress { max_pieces: max, lines_per_file, ..ExportProgress::default() };
+        let lacks_stats = |p: &ExportProgress| {
+            let begun = p.retrograde_done || !p.retrograde_files.is_empty();
+            stats && begun && p.stats.as_ref().is_none_or(|s| s.len() != lens.len())
+        };
         let fits = |c: &[u64]| c.is_empty() || (c.len() == lens.len() && c.iter().zip(lens).all(|(a, b)| a <= b));
         match self.from.take() {
             Some(p) if p.max_pieces != max || p.lines_per_file != lines_per_file => {
@@ -135,6 +178,12 @@ impl ExportCheckpoint {
             Some(p) if !fits(&p.consumed) => {
                 reporter
                     .note("the checkpoint's positions do not fit this database's phases; starting from the beginning");
+                fresh
+            }
+            Some(p) if lacks_stats(&p) => {
+                reporter.note(
+                    "the checkpoint is of an export that counted no statistics (--stats); starting from the beginning",
+                );
                 fresh
             }
             Some(p) => {
@@ -384,7 +433,7 @@ pub fn export_with(
         }
     }
     let lens: Vec<u64> = index.phases().iter().map(|p| p.len()).collect();
-    let mut progress = checkpoint.start(max, opts.lines_per_file, &lens, reporter);
+    let mut progress = checkpoint.start(max, opts.lines_per_file, &lens, opts.stats, reporter);
     let retro_from = if progress.retrograde_done { Vec::new() } else { std::mem::take(&mut progress.consumed) };
     let mut phase_values = Vec::new();
     for p in index.phases() {
@@ -406,14 +455,22 @@ pub fn export_with(
         cursors.push(Cursor::new(db, p, values, from_records, retro_from.get(k).copied().unwrap_or(0)));
     }
     let total = index.len();
+    if !opts.stats {
+        progress.stats = None;
+    } else if progress.stats.is_none() {
+        let phase = |p: &PhaseIndex| [p.phase().player, p.phase().opponent];
+        progress.stats =
+            Some(index.phases().iter().map(|p| PhaseStats { phase: phase(p), ..Default::default() }).collect());
+    }
     let (done, written) = if progress.retrograde_done {
         (progress.retrograde_files.clone(), total)
     } else {
-        let (done, written) = export_retrograde(db, max, opts, out, &mut cursors, &progress, checkpoint, reporter)?;
-        progress.retrograde_files = done.clone();
+        let r = export_retrograde(db, max, opts, out, &mut cursors, &progress, checkpoint, reporter)?;
+        progress.retrograde_files = r.files.clone();
         progress.retrograde_done = true;
+        progress.stats = r.stats;
         checkpoint.save(&progress)?;
-        (done, written)
+        (r.files, r.positions)
     };
     drop(cursors);
     if let Some(r) = resolved.filter(|_| !opts.keep_records) {
@@ -426,8 +483,12 @@ pub fn export_with(
         (Some(f), _) => {
             let layers = crate::store::node_layers::NodeLayers::open(db.path(), geom, f.summary())?;
             let from = (std::mem::take(&mut progress.bfs_files), std::mem::take(&mut progress.consumed));
-            let mut file_done = |files: &[ExportedFile], consumed: Vec<u64>| {
-                checkpoint.file_done(|| ExportProgress { bfs_files: files.to_vec(), consumed, ..progress.clone() })
+            let mut file_done = |files: &[ExportedFile], mark: Mark| {
+                checkpoint.file_done(|| ExportProgress {
+                    bfs_files: files.to_vec(),
+                    consumed: mark.consumed,
+                    ..progress.clone()
+                })
             };
             export_bfs_by_positions(f, layers.as_ref(), max, opts.lines_per_file, out, reporter, from, &mut file_done)?
         }
@@ -435,11 +496,13 @@ pub fn export_with(
         (None, None) => Vec::new(),
     };
     let digest = set_digest(bfs_files.iter().chain(&done).map(|f| f.sha256.as_str()));
-    Ok(ExportSummary { max_pieces: max, positions: total, bfs_files, retrograde_files: done, digest })
+    let stats = progress.stats;
+    Ok(ExportSummary { max_pieces: max, positions: total, bfs_files, retrograde_files: done, digest, stats })
 }
 
 /// The retrograde files of an export, from `cursors` on (the files of `progress` done):
-/// the files in order and the positions of all of them.
+/// the files in order, the positions of all of them and, when `progress` counts them,
+/// their statistics.
 #[allow(clippy::too_many_arguments)]
 fn export_retrograde(
     db: &Database,
@@ -450,22 +513,42 @@ fn export_retrograde(
     progress: &ExportProgress,
     checkpoint: &mut ExportCheckpoint,
     reporter: &dyn Reporter,
-) -> Result<(Vec<ExportedFile>, u64), Error> {
+) -> Result<Retrograde, Error> {
     let geom = db.geometry();
     let total: u64 = cursors.iter().map(|c| c.phase.len()).sum();
     let before: u64 = cursors.iter().map(Cursor::consumed).sum();
     reporter.begin(&format!("export {max} pieces"), total);
-    reporter.advance(before);
-    let mut file_done = |files: &[ExportedFile], consumed: Vec<u64>| {
-        checkpoint.file_done(|| ExportProgress { retrograde_files: files.to_vec(), consumed, ..progress.clone() })
+    reporter.resumed(before);
+    let mut file_done = |files: &[ExportedFile], mark: Mark| {
+        checkpoint.file_done(|| ExportProgress {
+            retrograde_files: files.to_vec(),
+            consumed: mark.consumed,
+            stats: mark.stats,
+            ..progress.clone()
+        })
     };
     let first_file = progress.retrograde_files.len() as u64;
+    let stats = progress.stats.clone();
     let result = with_writer(out, progress.retrograde_files.clone(), &mut file_done, |tx| {
-        produce(geom, db, max, opts.lines_per_file, cursors, (first_file, before), tx, reporter)
+        produce(geom, db, max, opts.lines_per_file, cursors, (first_file, before, stats), tx, reporter)
     });
     reporter.end();
-    result.map(|(written, done)| (done, written))
+    result.map(|((positions, stats), files)| Retrograde { files, positions, stats })
 }
+
+/// What the retrograde part of an export made.
+struct Retrograde {
+    /// Every retrograde file, in order.
+    files: Vec<ExportedFile>,
+    /// The positions in them.
+    positions: u64,
+    /// Their statistics, when counted.
+    stats: Option<Vec<PhaseStats>>,
+}
+
+/// The lines a parallel task of an export made: their text, how many, and with
+/// statistics their counts per phase.
+type TaskLines = (String, u64, Vec<PhaseStats>);
 
 /// Run `produce` with a writer thread beside it that writes (or only hashes) the files
 /// it sends, in order: one batch is written while the next is made. The files are
@@ -491,9 +574,9 @@ fn with_writer<R: Send>(
                             output.write(&t, lines)?;
                         }
                     }
-                    Message::Close(consumed) => {
+                    Message::Close(mark) => {
                         output.close()?;
-                        file_done(&output.done, consumed)?;
+                        file_done(&output.done, mark)?;
                     }
                 }
             }
@@ -553,9 +636,8 @@ pub fn export_bfs(
     result.map(|((), files)| files)
 }
 
-/// Told at the end of every BFS file: the files so far and the positions of each phase in
-/// them.
-pub type FileDone<'a> = dyn FnMut(&[ExportedFile], Vec<u64>) -> Result<(), Error> + Send + 'a;
+/// Told at the end of every file: the files so far and where they end ([`Mark`]).
+pub type FileDone<'a> = dyn FnMut(&[ExportedFile], Mark) -> Result<(), Error> + Send + 'a;
 
 /// [`export_bfs`] from a search stored by positions (the first-depth file): the depths
 /// are decoded into memory (one byte per position of the game), the positions of every
@@ -567,7 +649,7 @@ pub type FileDone<'a> = dyn FnMut(&[ExportedFile], Vec<u64>) -> Result<(), Error
 /// from memory before any is read), in parallel batches; a writer thread hashes (and
 /// writes) one batch while the next is made. The same lines as from a node-list search
 /// of the same depth. `from`: the files done and the positions of each phase in them, to
-/// go on after them (none and `[]` to begin); `file_done(files, positions)` is called at
+/// go on after them (none and `[]` to begin); `file_done(files, mark)` is called at
 /// the end of every file (an error from it ends the export with that error).
 #[allow(clippy::too_many_arguments)]
 pub fn export_bfs_by_positions(
@@ -619,7 +701,7 @@ pub fn export_bfs_by_positions(
     let lines_before: u64 = files.iter().map(|f| f.lines).sum();
     let summary = depths.summary();
     reporter.begin("export BFS", summary.reached());
-    reporter.advance(lines_before);
+    reporter.resumed(lines_before);
     let first_file = files.len() as u64;
     // With node layers: the blocks (of every layer) that the batch's positions are in.
     let mut blocks = LayerBlocks::default();
@@ -677,8 +759,9 @@ pub fn export_bfs_by_positions(
                     })
                     .collect(),
             };
-            files.send(texts, batch.len() as u64, || {
-                heads.iter().zip(&phases).map(|(h, (_, p))| h.as_ref().map_or(p.len(), |h| h.0)).collect()
+            files.send(texts, batch.len() as u64, || Mark {
+                consumed: heads.iter().zip(&phases).map(|(h, (_, p))| h.as_ref().map_or(p.len(), |h| h.0)).collect(),
+                stats: None,
             })?;
             reporter.advance(batch.len() as u64);
         }
@@ -767,7 +850,7 @@ impl<'a, 't> BfsLines<'a, 't> {
         if self.lines > 0 {
             // The text goes to the writer thread; the next one starts at its full size.
             let text = std::mem::replace(&mut self.text, BfsLines::empty_text());
-            self.files.send(vec![(text, self.lines)], self.lines, Vec::new)?;
+            self.files.send(vec![(text, self.lines)], self.lines, Mark::default)?;
             self.lines = 0;
         }
         Ok(())
@@ -804,13 +887,8 @@ impl<'t> FileSplitter<'t> {
     }
 
     /// Send `texts`, `lines` lines in all (at most [`FileSplitter::room`]); a file that
-    /// they fill is closed with the positions of each phase that `consumed` gives.
-    fn send(
-        &mut self,
-        texts: Vec<(String, u64)>,
-        lines: u64,
-        consumed: impl FnOnce() -> Vec<u64>,
-    ) -> Result<(), Error> {
+    /// they fill is closed with the mark that `mark` gives.
+    fn send(&mut self, texts: Vec<(String, u64)>, lines: u64, mark: impl FnOnce() -> Mark) -> Result<(), Error> {
         debug_assert!(lines <= self.room());
         let gone = |_| Error::InvalidArgument("the export writer stopped".into());
         if self.in_file == 0 {
@@ -820,7 +898,7 @@ impl<'t> FileSplitter<'t> {
         self.tx.send(Message::Lines(texts)).map_err(gone)?;
         self.in_file += lines;
         if self.in_file == self.lines_per_file {
-            self.tx.send(Message::Close(consumed())).map_err(gone)?;
+            self.tx.send(Message::Close(mark())).map_err(gone)?;
             self.in_file = 0;
         }
         Ok(())
@@ -833,13 +911,14 @@ enum Message {
     Open(String),
     /// Lines for the current file: text and its number of lines.
     Lines(Vec<(String, u64)>),
-    /// End the current file; the positions of each phase in the files so far.
-    Close(Vec<u64>),
+    /// End the current file; where the files so far end.
+    Close(Mark),
 }
 
 /// Merge the phases by code, format the lines in parallel batches and send them to the
-/// writer, file by file, from file `files` on with `written` positions in the files
-/// before. Returns the number of positions sent and before.
+/// writer, file by file, from file `first_file` on with `written` positions in the files
+/// before, and with `stats` (per phase of `cursors`) count the positions into them too.
+/// Returns the number of positions sent and before, and the statistics.
 #[allow(clippy::too_many_arguments)]
 fn produce(
     geom: &crate::game::Geometry,
@@ -847,12 +926,13 @@ fn produce(
     max: u32,
     lines_per_file: u64,
     cursors: &mut [Cursor<'_>],
-    (first_file, mut written): (u64, u64),
+    (first_file, mut written, mut stats): (u64, u64, Option<Vec<PhaseStats>>),
     tx: &std::sync::mpsc::SyncSender<Message>,
     reporter: &dyn Reporter,
-) -> Result<u64, Error> {
+) -> Result<(u64, Option<Vec<PhaseStats>>), Error> {
     let mut files = FileSplitter::new(tx, max, Kind::Retrograde, lines_per_file, first_file);
-    let mut batch: Vec<(Position, u64)> = Vec::with_capacity(BATCH);
+    // Each position with its record and the phase (cursor) it comes from.
+    let mut batch: Vec<(Position, u64, usize)> = Vec::with_capacity(BATCH);
     let mut last: Option<u64> = None;
     loop {
         let want = (BATCH as u64).min(files.room()) as usize;
@@ -872,18 +952,25 @@ fn produce(
             }
             last = Some(code);
             let c = &mut cursors[k];
-            batch.push((c.positions[c.at], c.records[c.at]));
+            batch.push((c.positions[c.at], c.records[c.at], k));
             c.at += 1;
         }
         if batch.is_empty() {
-            return Ok(written);
+            return Ok((written, stats));
         }
-        let texts: Vec<Result<(String, u64), Error>> = batch
+        let phases = cursors.len();
+        let counting = stats.is_some();
+        let texts: Vec<Result<TaskLines, Error>> = batch
             .par_chunks(TASK)
             .map(|chunk| {
                 let mut s = String::with_capacity(chunk.len() * 64);
-                for (pos, rec) in chunk {
-                    write_line(geom, pos, *rec, &mut s).map_err(|u| {
+                let mut counted = if counting { vec![PhaseStats::default(); phases] } else { Vec::new() };
+                for &(ref pos, rec, k) in chunk {
+                    let written = match counted.get_mut(k) {
+                        Some(acc) => write_line_of(pos, rec, tally(geom, pos, Packed(rec), acc), &mut s),
+                        None => write_line(geom, pos, rec, &mut s),
+                    };
+                    written.map_err(|u| {
                         Error::InvalidArgument(format!(
                             "position {} ({}) node {} has value code {}, which the published format cannot write (0 means a draw)",
                             code_to_base64(pos.code()),
@@ -893,11 +980,23 @@ fn produce(
                         ))
                     })?;
                 }
-                Ok((s, chunk.len() as u64))
+                Ok((s, chunk.len() as u64, counted))
             })
             .collect();
-        let texts = texts.into_iter().collect::<Result<Vec<_>, Error>>()?;
-        files.send(texts, batch.len() as u64, || cursors.iter().map(Cursor::consumed).collect())?;
+        let mut lines = Vec::with_capacity(texts.len());
+        for t in texts {
+            let (text, n, counted) = t?;
+            if let Some(stats) = stats.as_mut() {
+                for (total, part) in stats.iter_mut().zip(counted) {
+                    *total = std::mem::take(total).merge(part);
+                }
+            }
+            lines.push((text, n));
+        }
+        files.send(lines, batch.len() as u64, || Mark {
+            consumed: cursors.iter().map(Cursor::consumed).collect(),
+            stats: stats.clone(),
+        })?;
         written += batch.len() as u64;
         reporter.advance(batch.len() as u64);
     }

@@ -114,14 +114,21 @@ pub struct Unwritable {
 /// Append the retrograde line of canonical position `pos` with packed record `record`
 /// (see `schema/FORMAT.md`), with its final newline, to `out`.
 pub fn write_line(geom: &Geometry, pos: &Position, record: u64, out: &mut String) -> Result<(), Unwritable> {
+    let reached = (!is_immediate_win(geom, pos)).then(|| nontrivial_nodes(geom, pos));
+    write_line_of(pos, record, reached, out)
+}
+
+/// [`write_line`] for a caller that has worked out what the line needs already:
+/// `reached` is `None` for an immediate-win position, else its non-trivial nodes as a
+/// mask of forbidden indices (`nontrivial_nodes`).
+pub fn write_line_of(pos: &Position, record: u64, reached: Option<u32>, out: &mut String) -> Result<(), Unwritable> {
     push_base64(pos.code(), out);
-    if is_immediate_win(geom, pos) {
+    let Some(reached) = reached else {
         out.push(',');
         out.push_str(CHECKMATE);
         out.push('\n');
         return Ok(());
-    }
-    let reached = nontrivial_nodes(geom, pos);
+    };
     for j in 0..FIELDS {
         out.push(',');
         if reached >> j & 1 == 0 {

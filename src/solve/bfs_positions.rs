@@ -383,11 +383,13 @@ fn first_depth(mask: u32) -> u8 {
 
 /// Store the first depths of a search ([`bfs_first_depths`]) in database directory `dir`
 /// as its first-depth file ([`crate::store::first_depths`]), with the search's layer
-/// counts and whether it was complete. Returns what was stored and the file's length.
+/// counts and whether it was complete; `reporter` gets a step for the writing. Returns
+/// what was stored and the file's length.
 pub fn store_first_depths(
     dir: &std::path::Path,
     report: &BfsReport,
     depths: &FirstDepths,
+    reporter: &dyn Reporter,
 ) -> Result<(FirstDepthSummary, u64), Error> {
     if report.layers.len() > MAX_FIRST_DEPTH as usize {
         return Err(Error::InvalidArgument(format!(
@@ -405,12 +407,18 @@ pub fn store_first_depths(
         positions: depths.len(),
     };
     let geom = depths.index().geometry();
-    let len = crate::store::first_depths::write(dir, geom, &summary, |start, out| {
-        for (i, d) in out.iter_mut().enumerate() {
-            *d = depths.get(start + i as u64).unwrap_or(NOT_REACHED);
-        }
-        Ok(())
-    })?;
+    let len = crate::store::first_depths::write(
+        dir,
+        geom,
+        &summary,
+        |start, out| {
+            for (i, d) in out.iter_mut().enumerate() {
+                *d = depths.get(start + i as u64).unwrap_or(NOT_REACHED);
+            }
+            Ok(())
+        },
+        reporter,
+    )?;
     Ok((summary, len))
 }
 
@@ -947,7 +955,7 @@ mod tests {
     ) -> (BfsReport, FirstDepths, node_layers::NodeLayers) {
         let ck = Checkpoints { dir: Some(db.to_path_buf()), node_layers: true, ..Checkpoints::default() };
         let (report, depths) = bfs_first_depths_with(g, mates, max_depth, &ck, &Silent).expect("a search");
-        let (summary, _) = store_first_depths(db, &report, &depths).expect("stored");
+        let (summary, _) = store_first_depths(db, &report, &depths, &Silent).expect("stored");
         let partial = depths.node_layers().expect("kept its layers");
         node_layers::commit(partial, db, report.layers.len() as u32).expect("made the database's");
         ck.finish().expect("no checkpoint left");

@@ -51,9 +51,11 @@ pub const NOT_REACHED: u8 = u8::MAX;
 /// The file's name in a database directory.
 pub const FILE_NAME: &str = "bfs-first-depths.zst";
 /// The zstd level of the blocks. Measured on the whole game's first depths
-/// (`examples/first_depth_blocks.rs`): blocks of 16,384 at level 19 are 1.571 bits per
-/// position and decode in 29 us, against 1.681 bits and 67.5 us for 65,536 at level 9.
-pub const LEVEL: i32 = 19;
+/// (`examples/first_depth_blocks.rs`, ARCHITECTURE.md): blocks of 16,384 at level 6 are
+/// 1.770 bits per position, decode in 31 us and compress at 17 ns a position, against
+/// 1.571 bits, 33 us and 279 ns at level 19, which made storing the whole game's depths
+/// take 6 minutes of the BFS's 52 (2 cores) for 12% less disk.
+pub const LEVEL: i32 = 6;
 /// Decoded blocks a reader keeps (the predecessors of one node are a few dozen).
 const CACHED_BLOCKS: usize = 64;
 
@@ -96,12 +98,14 @@ struct Entry {
 /// the depths of the positions with global numbers `start..start + out.len()` into `out`
 /// (called in ascending order, [`NOT_REACHED`] for a position not reached); `summary`
 /// says what the search was, and its `first_reached` must agree with the depths (checked
-/// as they are written). Returns the file's length.
+/// as they are written). `reporter` gets one step, in positions. Returns the file's
+/// length.
 pub fn write(
     dir: &Path,
     geom: &Geometry,
     summary: &FirstDepthSummary,
     mut fill: impl FnMut(u64, &mut [u8]) -> Result<(), Error>,
+    reporter: &dyn crate::progress::Reporter,
 ) -> Result<u64, Error> {
     let depths = summary.layers.len();
     if depths == 0 || depths > NOT_REACHED as usize || summary.first_reached.len() != depths {
@@ -123,6 +127,7 @@ pub fn write(
         let block = BLOCK_POSITIONS as u64;
         let mut buf = vec![0u8; (BATCH * block) as usize];
         let mut start = 0u64;
+        reporter.begin("store the first depths", summary.positions);
         while start < summary.positions {
             let n = (summary.positions - start).min(BATCH * block) as usize;
             let buf = &mut buf[..n];
@@ -138,7 +143,9 @@ pub fn write(
                 entries.push(Entry { offset, len: z.len() as u32, sum: checksum(&z) });
             }
             start += n as u64;
+            reporter.advance(n as u64);
         }
+        reporter.end();
         if seen[..depths] != summary.first_reached[..] || seen[depths..NOT_REACHED as usize].iter().any(|&c| c > 0) {
             return Err(Error::InvalidArgument(
                 "the depths written disagree with the search's count of positions first reached at each depth".into(),
