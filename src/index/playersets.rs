@@ -35,10 +35,11 @@ pub fn colex_unrank(mut rank: u64, k: u32, n: u32) -> u32 {
 }
 
 /// Entry of the lookup table: the canonical slot of a player set and the symmetries that
-/// map the set onto that canonical set.
+/// map the set onto that canonical set. Four bytes, so that the table of five-piece sets
+/// (53,130 entries, read at random by every position located) takes 212 KB, not 425.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Lookup {
-    slot: u32,
+    slot: u16,
     syms: u8,
 }
 
@@ -79,11 +80,13 @@ impl PlayerSets {
         }
         // Colex order is ascending integer order, so `canon` is already sorted.
         debug_assert!(canon.windows(2).all(|w| w[0] < w[1]));
+        // 6,814 on the largest board the geometry allows (5x5, five pieces a side).
+        assert!(canon.len() <= u16::MAX as usize + 1, "{} canonical sets overflow the table's slots", canon.len());
         let by_colex = min_of
             .iter()
             .zip(&syms_of)
             .map(|(&min, &syms)| Lookup {
-                slot: canon.binary_search(&min).expect("the minimum image is canonical") as u32,
+                slot: canon.binary_search(&min).expect("the minimum image is canonical") as u16,
                 syms,
             })
             .collect();
@@ -141,6 +144,12 @@ mod tests {
             assert!(r == 0 || s > prev);
             prev = s;
         }
+    }
+
+    #[test]
+    fn a_lookup_entry_takes_four_bytes() {
+        assert_eq!(std::mem::size_of::<Lookup>(), 4);
+        assert_eq!(PlayerSets::build(Geometry::standard(), 5).len(), 6_814);
     }
 
     #[test]
