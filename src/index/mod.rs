@@ -148,25 +148,10 @@ impl PhaseIndex {
         offsets.push(total);
         // Buckets of a power of two at least as large as the mean slot.
         let hint_shift = (total / sets.len().max(1) as u64).max(1).ilog2();
-        let mut slot_hint = Vec::with_capacity((total >> hint_shift) as usize + 1);
-        let mut slot = 0usize;
-        let mut start = 0u64;
-        while start < total {
-            while offsets[slot + 1] <= start {
-                slot += 1;
-            }
-            slot_hint.push(slot as u32);
-            start += 1 << hint_shift;
-        }
-        let n_sets = binomial(free, phase.opponent);
-        let mut colex_sets = Vec::with_capacity(n_sets as usize);
-        let mut set = (1u32 << phase.opponent) - 1;
-        for i in 0..n_sets {
-            colex_sets.push(set);
-            if i + 1 < n_sets {
-                set = next_combination(set);
-            }
-        }
+        let slot_hint = (0..total.div_ceil(1 << hint_shift))
+            .map(|j| (offsets.partition_point(|&o| o <= j << hint_shift) - 1) as u32)
+            .collect();
+        let colex_sets = (0..binomial(free, phase.opponent)).map(|r| colex_unrank(r, phase.opponent, free)).collect();
         PhaseIndex {
             geom: geom.clone(),
             phase,
@@ -285,10 +270,16 @@ impl PhaseIndex {
             inner = self.bitmap(b).select(inner);
         }
         let p = self.sets.set(slot);
-        let free = self.geom.all() & !p;
-        let o = deposit(self.colex_sets[(inner / self.holes as u64) as usize], free);
-        let h = nth_square(free & !o, (inner % self.holes as u64) as u32);
+        let (o, h) = self.inner_at(self.geom.all() & !p, inner);
         Position::new(p, o, h)
+    }
+
+    /// The opponent set and hole of inner rank `inner` among the free squares `free`
+    /// (the inverse of [`inner_rank`]), the opponent's squares taken from `colex_sets`.
+    #[inline]
+    fn inner_at(&self, free: u32, inner: u64) -> (u32, u32) {
+        let o = deposit(self.colex_sets[(inner / self.holes as u64) as usize], free);
+        (o, nth_square(free & !o, (inner % self.holes as u64) as u32))
     }
 
     /// The canonical positions with indices in `range` (cut at `len()`), in order: what
@@ -434,7 +425,7 @@ impl PhaseIndex {
                         while word != 0 {
                             let inner = ((w as u64) << 6) + word.trailing_zeros() as u64;
                             word &= word - 1;
-                            let (_, h) = inner_unrank(free, inner, self.phase.opponent, self.holes);
+                            let (_, h) = self.inner_at(free, inner);
                             *counts.entry(g.orbit_rep(h)).or_default() += 1;
                         }
                     }
@@ -482,8 +473,9 @@ fn inner_rank(free: u32, o: u32, h: u32, holes: u32) -> u64 {
     r * holes as u64 + hr as u64
 }
 
-/// Inverse of [`inner_rank`].
-#[inline]
+/// Inverse of [`inner_rank`] by definition, a step-down colex unrank
+/// ([`PhaseIndex::inner_at`] reads the opponent's set from a table): the tests' oracle.
+#[cfg(test)]
 fn inner_unrank(free: u32, inner: u64, b: u32, holes: u32) -> (u32, u32) {
     let colex = inner / holes as u64;
     let hr = (inner % holes as u64) as u32;
