@@ -23,7 +23,7 @@ use crate::game::moves::Removal;
 use crate::game::node::Convention;
 use crate::game::notation::format_board;
 use crate::game::{Geometry, Phase, Position};
-use crate::probe::{RecordSource, best, move_values_unless_capture_wins};
+use crate::probe::{RecordSource, best, move_outcomes_unless_capture_wins};
 use crate::progress::{Reporter, thousands};
 use crate::record::Outcome;
 use crate::store::bfs::BfsFile;
@@ -61,19 +61,19 @@ fn check_indexed(geom: &Geometry, sol: &impl RecordSource, pos: &Position, idx: 
 fn check_record(geom: &Geometry, sol: &impl RecordSource, pos: &Position, idx: u64) -> Result<Option<String>, Error> {
     let rec = sol.record(pos.phase(), idx)?;
     // A capture that wins at once removes a piece, so there is no special move either.
-    let Some(opts) = move_values_unless_capture_wins(geom, sol, pos)? else {
+    let Some((played, outcomes)) = move_outcomes_unless_capture_wins(geom, sol, pos)? else {
         if rec.base == Outcome::Win(1) && rec.special.is_none() {
             return Ok(None);
         }
         let board = format_board(geom, pos);
         return Ok(Some(format!("{board}: stored {:?} special {:?}, an immediate win", rec.base, rec.special)));
     };
-    let top = best(opts.iter().map(|o| o.outcome));
-    let mut achievers = opts.iter().filter(|o| o.outcome == top);
+    let top = best(outcomes.iter().copied());
+    let mut achievers = outcomes.iter().enumerate().filter(|&(_, &o)| o == top);
     let want_special = match (achievers.next(), achievers.next()) {
-        (Some(o), None) if o.removal == Removal::None => {
-            let second = best(opts.iter().filter(|p| p.index != o.index).map(|p| p.outcome));
-            Some((o.index as u32, second))
+        (Some((i, _)), None) if played[i].1.removal == Removal::None => {
+            let second = best(outcomes.iter().enumerate().filter(|&(j, _)| j != i).map(|(_, &o)| o));
+            Some((i as u32 + 1, second))
         }
         _ => None,
     };

@@ -11,7 +11,7 @@
 pub mod moves;
 pub mod resolve;
 
-pub use moves::{MoveValue, move_values, move_values_unless_capture_wins};
+pub use moves::{MoveValue, move_outcomes_unless_capture_wins, move_values, move_values_unless_capture_wins};
 pub use resolve::resolve_record;
 
 use crate::error::Error;
@@ -57,6 +57,13 @@ pub trait RecordSource {
     /// than a child at a time. It must not change any answer. By default nothing.
     fn will_resolve(&self, children: &[(Position, Phase, u64)]) {
         let _ = children;
+    }
+
+    /// Whether [`RecordSource::will_resolve`] does anything, so that a caller need not
+    /// gather its list when it does not. By default not; a source that implements
+    /// `will_resolve` says yes.
+    fn wants_resolve_hint(&self) -> bool {
+        false
     }
 }
 

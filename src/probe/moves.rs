@@ -2,9 +2,9 @@
 
 use crate::error::Error;
 use crate::game::geometry::Dir;
-use crate::game::moves::{Move, PerMove, Played, Removal, is_immediate_win, moves, play, play_in_place};
-use crate::game::node::pred_node_index;
-use crate::game::symmetry::{canonical, canonical_code};
+use crate::game::moves::{Move, PerMove, Played, Removal, is_immediate_win, moves, play_in_place};
+use crate::game::node::{Images, pred_node_index_of_images};
+use crate::game::symmetry::canonical;
 use crate::game::{Geometry, Phase, Position};
 use crate::probe::RecordSource;
 use crate::record::Outcome;
@@ -33,19 +33,41 @@ pub fn move_values(geom: &Geometry, src: &impl RecordSource, pos: &Position) -> 
 
 /// [`move_values`], or `None` when a move wins at once by a capture (found by playing the
 /// moves, not by the solver's bit-parallel test): that is the best any node can do, so no
-/// child is looked up. What `verify --deep` and `interesting` sweep with, once per
-/// position: the list is held in place, not allocated.
+/// child is looked up. What `interesting` sweeps with, once per position: the list is
+/// held in place, not allocated.
 pub fn move_values_unless_capture_wins(
     geom: &Geometry,
     src: &impl RecordSource,
     pos: &Position,
 ) -> Result<Option<PerMove<MoveValue>>, Error> {
     let played = play_all(geom, pos);
-    let losing = geom.losing_count();
-    if played.iter().any(|(_, r)| r.removal == Removal::Opponent && r.child.player.count_ones() == losing) {
+    if capture_wins(geom, &played) {
         return Ok(None);
     }
     value_played(geom, src, pos, &played).map(Some)
+}
+
+/// Every move of `pos` played ([`play_all`]) with its value for the mover, in the same
+/// order, or `None` when a move wins at once by a capture: [`move_values_unless_capture_wins`]
+/// with nothing but the values made, for `verify --deep`, which needs no more than each
+/// move's value and what it removes.
+pub fn move_outcomes_unless_capture_wins(
+    geom: &Geometry,
+    src: &impl RecordSource,
+    pos: &Position,
+) -> Result<Option<(AllPlayed, PerMove<Outcome>)>, Error> {
+    let played = play_all(geom, pos);
+    if capture_wins(geom, &played) {
+        return Ok(None);
+    }
+    let outcomes = outcomes_played(geom, src, pos, &played)?;
+    Ok(Some((played, outcomes)))
+}
+
+/// Whether one of the moves played removes the opponent's last piece but one.
+fn capture_wins(geom: &Geometry, played: &[(Move, Played)]) -> bool {
+    let losing = geom.losing_count();
+    played.iter().any(|(_, r)| r.removal == Removal::Opponent && r.child.player.count_ones() == losing)
 }
 
 /// True when the value of a move that played `r` needs the child's record: the rules
@@ -60,8 +82,11 @@ pub fn needs_record(geom: &Geometry, r: &Played) -> bool {
     }
 }
 
+/// Every move of a position with what playing it gives, in move-list order.
+pub type AllPlayed = PerMove<(Move, Played)>;
+
 /// Every move of `pos` with what playing it gives.
-pub fn play_all(geom: &Geometry, pos: &Position) -> PerMove<(Move, Played)> {
+pub fn play_all(geom: &Geometry, pos: &Position) -> AllPlayed {
     let list = moves(geom, pos);
     let fill = Played { child: *pos, removal: Removal::None, undo: None };
     let mut out = PerMove::new((Move::Hole { dir: Dir::Up }, fill));
@@ -77,26 +102,7 @@ fn value_played(
     pos: &Position,
     played: &[(Move, Played)],
 ) -> Result<PerMove<MoveValue>, Error> {
-    let losing = geom.losing_count();
-    // Each move's outcome where the rules decide it, else the child to look up (located
-    // once, here), so that the source hears of every record about to be read first.
-    let nowhere = (pos.phase(), 0);
-    let mut located = PerMove::new(nowhere);
-    let mut looked_up = PerMove::new(None);
-    let mut children = PerMove::new((*pos, nowhere.0, 0));
-    for (_, r) in played {
-        looked_up.push(if needs_record(geom, r) {
-            let at = src.locate(&r.child)?;
-            located.push(at);
-            children.push((r.child, at.0, at.1));
-            Some(at)
-        } else {
-            None
-        });
-    }
-    src.will_read(&located);
-    src.will_resolve(&children);
-    let mut target = None;
+    let outcomes = outcomes_played(geom, src, pos, played)?;
     let fill = MoveValue {
         index: 0,
         mv: Move::Hole { dir: Dir::Up },
@@ -105,8 +111,47 @@ fn value_played(
         child: *pos,
     };
     let mut out = PerMove::new(fill);
-    for (i, ((mv, r), &at)) in played.iter().zip(looked_up.iter()).enumerate() {
-        let outcome = match (r.removal, at) {
+    for (i, ((mv, r), &outcome)) in played.iter().zip(outcomes.iter()).enumerate() {
+        out.push(MoveValue { index: i + 1, mv: *mv, removal: r.removal, outcome, child: r.child });
+    }
+    Ok(out)
+}
+
+/// The value for the mover of each move of `pos` played, in the order of `played`.
+fn outcomes_played(
+    geom: &Geometry,
+    src: &impl RecordSource,
+    pos: &Position,
+    played: &[(Move, Played)],
+) -> Result<PerMove<Outcome>, Error> {
+    let losing = geom.losing_count();
+    // The children whose value the rules do not decide, located once, here (bit `i` of
+    // `looked_up` for move `i`, in order in `located`), so that the source hears of every
+    // record about to be read first.
+    let nowhere = (pos.phase(), 0);
+    let mut located = PerMove::new(nowhere);
+    let mut looked_up = 0u32;
+    for (i, (_, r)) in played.iter().enumerate() {
+        if needs_record(geom, r) {
+            located.push(src.locate(&r.child)?);
+            looked_up |= 1 << i;
+        }
+    }
+    src.will_read(&located);
+    if src.wants_resolve_hint() {
+        let mut children = PerMove::new((*pos, nowhere.0, 0));
+        let needed = played.iter().enumerate().filter(|(i, _)| looked_up >> i & 1 != 0);
+        for ((_, r), &(ph, idx)) in needed.map(|(_, p)| p).zip(located.iter()) {
+            children.push((r.child, ph, idx));
+        }
+        src.will_resolve(&children);
+    }
+    let mut images = None;
+    let mut out = PerMove::new(Outcome::Draw);
+    let mut next = located.iter();
+    for (i, (_, r)) in played.iter().enumerate() {
+        let at = if looked_up >> i & 1 != 0 { next.next().copied() } else { None };
+        out.push(match (r.removal, at) {
             (Removal::Opponent, _) if r.child.player.count_ones() == losing => Outcome::Win(1),
             (Removal::Own, _) if r.child.opponent.count_ones() == losing => Outcome::Loss(1),
             // Won in 1 ply by the rules: a capture is never forbidden.
@@ -114,38 +159,35 @@ fn value_played(
             // A removal cannot be undone, so nothing is forbidden after it.
             (Removal::Opponent | Removal::Own, Some((ph, idx))) => src.record_of(&r.child, ph, idx)?.node(0).parent(),
             (Removal::None, Some((ph, idx))) => {
-                let target = *target.get_or_insert_with(|| canonical_code(geom, pos));
-                child_value(geom, src, target, &r.child, ph, idx)?.parent()
+                let images = images.get_or_insert_with(|| Images::of(geom, pos));
+                child_value(geom, src, images, &r.child, ph, idx)?.parent()
             }
-        };
-        out.push(MoveValue { index: i + 1, mv: *mv, removal: r.removal, outcome, child: r.child });
+        });
     }
     Ok(out)
 }
 
 /// The value of the node a move that removes nothing leads to: `child` as played, from
-/// a parent whose canonical code is `target`, at index `idx` of phase `ph` (an immediate
-/// win needs no record and does not come here; any other child is located as played,
-/// one canonicalisation, by the caller). Only a child whose record has
-/// a special move `s` needs its canonical form, to decide whether its node is `(child,
-/// s)`: move `s` must reach an image of the parent and no earlier move may (the
-/// published node identity).
+/// a parent whose symmetric images are `parent`, at index `idx` of phase `ph` (an
+/// immediate win needs no record and does not come here; any other child is located as
+/// played, one canonicalisation, by the caller). Only a child whose record has a special
+/// move `s` needs its canonical form (the index's, from its table of player sets), to decide whether its node is `(child, s)`: move
+/// `s` must reach an image of the parent and no earlier move may (the published node
+/// identity), which is the child's node index from the parent's images
+/// ([`pred_node_index_of_images`]: no move list, no canonical code).
 fn child_value(
     geom: &Geometry,
     src: &impl RecordSource,
-    target: u64,
+    parent: &Images,
     child: &Position,
     ph: Phase,
     idx: u64,
 ) -> Result<Outcome, Error> {
     let rec = src.record_of(child, ph, idx)?;
     let Some((s, special)) = rec.special else { return Ok(rec.base) };
-    let (c, _) = canonical(geom, child);
-    let s = s as usize;
-    let list = moves(geom, &c);
-    let Some(r) = list.get(s - 1).and_then(|&m| play(geom, &c, m)) else { return Ok(rec.base) };
-    if r.removal != Removal::None || canonical_code(geom, &r.child) != target {
-        return Ok(rec.base);
-    }
-    Ok(if pred_node_index(geom, &c, &r.child, Some(s)) == s { special } else { rec.base })
+    let c = match src.index().phase(ph) {
+        Some(p) => p.canonical(child),
+        None => canonical(geom, child).0,
+    };
+    Ok(if pred_node_index_of_images(geom, &c, parent, None) == s as usize { special } else { rec.base })
 }

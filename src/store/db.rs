@@ -670,6 +670,9 @@ impl RecordSource for Database {
     fn will_resolve(&self, children: &[(Position, Phase, u64)]) {
         self.decode_ahead_resolving(children);
     }
+    fn wants_resolve_hint(&self) -> bool {
+        true
+    }
 }
 
 /// The key of a position's resolved record in [`Database`]'s cache of them.
