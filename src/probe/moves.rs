@@ -28,7 +28,8 @@ pub struct MoveValue {
 /// for the mover.
 pub fn move_values(geom: &Geometry, src: &impl RecordSource, pos: &Position) -> Result<Vec<MoveValue>, Error> {
     let played = play_all(geom, pos);
-    Ok(value_played(geom, src, pos, &played)?.to_vec())
+    let outcomes = outcomes_played(geom, src, pos, &played)?;
+    Ok(valued(pos, &played, &outcomes).to_vec())
 }
 
 /// [`move_values`], or `None` when a move wins at once by a capture (found by playing the
@@ -40,11 +41,7 @@ pub fn move_values_unless_capture_wins(
     src: &impl RecordSource,
     pos: &Position,
 ) -> Result<Option<PerMove<MoveValue>>, Error> {
-    let played = play_all(geom, pos);
-    if capture_wins(geom, &played) {
-        return Ok(None);
-    }
-    value_played(geom, src, pos, &played).map(Some)
+    Ok(move_outcomes_unless_capture_wins(geom, src, pos)?.map(|(played, outcomes)| valued(pos, &played, &outcomes)))
 }
 
 /// Every move of `pos` played ([`play_all`]) with its value for the mover, in the same
@@ -57,17 +54,12 @@ pub fn move_outcomes_unless_capture_wins(
     pos: &Position,
 ) -> Result<Option<(AllPlayed, PerMove<Outcome>)>, Error> {
     let played = play_all(geom, pos);
-    if capture_wins(geom, &played) {
+    let losing = geom.losing_count();
+    if played.iter().any(|(_, r)| r.removal == Removal::Opponent && r.child.player.count_ones() == losing) {
         return Ok(None);
     }
     let outcomes = outcomes_played(geom, src, pos, &played)?;
     Ok(Some((played, outcomes)))
-}
-
-/// Whether one of the moves played removes the opponent's last piece but one.
-fn capture_wins(geom: &Geometry, played: &[(Move, Played)]) -> bool {
-    let losing = geom.losing_count();
-    played.iter().any(|(_, r)| r.removal == Removal::Opponent && r.child.player.count_ones() == losing)
 }
 
 /// True when the value of a move that played `r` needs the child's record: the rules
@@ -96,13 +88,8 @@ pub fn play_all(geom: &Geometry, pos: &Position) -> AllPlayed {
     out
 }
 
-fn value_played(
-    geom: &Geometry,
-    src: &impl RecordSource,
-    pos: &Position,
-    played: &[(Move, Played)],
-) -> Result<PerMove<MoveValue>, Error> {
-    let outcomes = outcomes_played(geom, src, pos, played)?;
+/// The moves of `pos` played, with their values: one [`MoveValue`] each.
+fn valued(pos: &Position, played: &[(Move, Played)], outcomes: &[Outcome]) -> PerMove<MoveValue> {
     let fill = MoveValue {
         index: 0,
         mv: Move::Hole { dir: Dir::Up },
@@ -114,7 +101,7 @@ fn value_played(
     for (i, ((mv, r), &outcome)) in played.iter().zip(outcomes.iter()).enumerate() {
         out.push(MoveValue { index: i + 1, mv: *mv, removal: r.removal, outcome, child: r.child });
     }
-    Ok(out)
+    out
 }
 
 /// The value for the mover of each move of `pos` played, in the order of `played`.
@@ -127,24 +114,24 @@ fn outcomes_played(
     let losing = geom.losing_count();
     // The children whose value the rules do not decide, located once, here (bit `i` of
     // `looked_up` for move `i`, in order in `located`), so that the source hears of every
-    // record about to be read first.
+    // record about to be read first (and, when it asks, of each as played with it).
     let nowhere = (pos.phase(), 0);
     let mut located = PerMove::new(nowhere);
     let mut looked_up = 0u32;
+    let mut children = src.wants_resolve_hint().then(|| PerMove::new((*pos, nowhere.0, 0)));
     for (i, (_, r)) in played.iter().enumerate() {
         if needs_record(geom, r) {
-            located.push(src.locate(&r.child)?);
+            let (ph, idx) = src.locate(&r.child)?;
+            located.push((ph, idx));
+            if let Some(children) = &mut children {
+                children.push((r.child, ph, idx));
+            }
             looked_up |= 1 << i;
         }
     }
     src.will_read(&located);
-    if src.wants_resolve_hint() {
-        let mut children = PerMove::new((*pos, nowhere.0, 0));
-        let needed = played.iter().enumerate().filter(|(i, _)| looked_up >> i & 1 != 0);
-        for ((_, r), &(ph, idx)) in needed.map(|(_, p)| p).zip(located.iter()) {
-            children.push((r.child, ph, idx));
-        }
-        src.will_resolve(&children);
+    if let Some(children) = &children {
+        src.will_resolve(children);
     }
     let mut images = None;
     let mut out = PerMove::new(Outcome::Draw);
@@ -171,10 +158,11 @@ fn outcomes_played(
 /// a parent whose symmetric images are `parent`, at index `idx` of phase `ph` (an
 /// immediate win needs no record and does not come here; any other child is located as
 /// played, one canonicalisation, by the caller). Only a child whose record has a special
-/// move `s` needs its canonical form (the index's, from its table of player sets), to decide whether its node is `(child, s)`: move
-/// `s` must reach an image of the parent and no earlier move may (the published node
-/// identity), which is the child's node index from the parent's images
-/// ([`pred_node_index_of_images`]: no move list, no canonical code).
+/// move `s` needs its canonical form (the index's, from its table of player sets), to
+/// decide whether its node is `(child, s)`: move `s` must reach an image of the parent
+/// and no earlier move may (the published node identity), which is the child's node
+/// index from the parent's images ([`pred_node_index_of_images`]: no move list, no
+/// canonical code).
 fn child_value(
     geom: &Geometry,
     src: &impl RecordSource,
