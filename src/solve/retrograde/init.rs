@@ -150,9 +150,19 @@ pub(super) fn initial_state(
     let mut ext_win: Option<u32> = None;
     let mut ext_draw = false;
     let mut extlose = 0u32;
+    let mut take = |opt: Outcome| match opt {
+        Outcome::Win(k) => ext_win = Some(ext_win.map_or(k, |w| w.min(k))),
+        Outcome::Draw => ext_draw = true,
+        Outcome::Loss(k) => extlose = extlose.max(k),
+    };
+    // The values of children in a finished phase are read at random (2 GB of them for
+    // (5,5)): each is asked for when its move is played and read after the last move, so
+    // that a position's misses overlap.
+    let mut finished: [&Val; MAX_MOVES] = [&0; MAX_MOVES];
+    let mut n_finished = 0;
     for (i, &m) in list.iter().enumerate() {
         let r = play(geom, pos, m).expect("listed moves are legal");
-        let opt = match r.removal {
+        take(match r.removal {
             Removal::None => {
                 u += 1;
                 x ^= i as u32 + 1;
@@ -164,13 +174,17 @@ pub(super) fn initial_state(
             // The child is seen from the other side: its player is the side that lost a piece.
             Removal::Opponent if r.child.player.count_ones() == losing => Outcome::Win(1),
             Removal::Own if r.child.opponent.count_ones() == losing => Outcome::Loss(1),
-            _ => finished_option(index, done, &r.child),
-        };
-        match opt {
-            Outcome::Win(k) => ext_win = Some(ext_win.map_or(k, |w| w.min(k))),
-            Outcome::Draw => ext_draw = true,
-            Outcome::Loss(k) => extlose = extlose.max(k),
-        }
+            _ => {
+                let v = finished_value(index, done, &r.child);
+                crate::sys::prefetch(v);
+                finished[n_finished] = v;
+                n_finished += 1;
+                continue;
+            }
+        });
+    }
+    for &v in &finished[..n_finished] {
+        take(val_outcome(*v).parent());
     }
     let can_lose = ext_win.is_none() && !ext_draw;
     let mut st = initial(u, x, can_lose, if can_lose { extlose } else { ext_win.unwrap_or(0) });

@@ -46,7 +46,7 @@ use rayon::prelude::*;
 
 use crate::error::Error;
 use crate::game::forbidden::forbidding_predecessors;
-use crate::game::moves::{Removal, is_immediate_win, move_index, moves, play, transform_move, unmoves};
+use crate::game::moves::{MAX_MOVES, Removal, is_immediate_win, move_index, moves, play, transform_move, unmoves};
 use crate::game::symmetry::canonical_code;
 use crate::game::{Geometry, Phase, Position};
 use crate::index::{GameIndex, PhaseIndex};
@@ -397,12 +397,12 @@ fn solve_phases(
     Ok(())
 }
 
-/// The generic value of a position of a finished phase, as an option for the parent.
-fn finished_option(index: &GameIndex, done: &[Finished], child: &Position) -> Outcome {
+/// The generic value code of a position of a finished phase (where it is kept).
+fn finished_value<'a>(index: &GameIndex, done: &'a [Finished], child: &Position) -> &'a Val {
     let ph = child.phase();
     let idx = index.phase(ph).expect("finished phase indexed").index_of(child);
     let vals = done.iter().find(|v| v.phase == ph).expect("finished phase solved");
-    val_outcome(vals.base[idx as usize]).parent()
+    &vals.base[idx as usize]
 }
 
 /// Events of one distance: `global index << 1 | class` (a group has under 2^31 positions).
