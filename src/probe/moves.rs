@@ -32,10 +32,9 @@ pub fn move_values(geom: &Geometry, src: &impl RecordSource, pos: &Position) -> 
     Ok(valued(pos, &played, &outcomes).to_vec())
 }
 
-/// [`move_values`], or `None` when a move wins at once by a capture (found by playing the
-/// moves, not by the solver's bit-parallel test): that is the best any node can do, so no
-/// child is looked up. What `interesting` sweeps with, once per position: the list is
-/// held in place, not allocated.
+/// [`move_values`], or `None` when a move wins at once by a capture:
+/// [`move_outcomes_unless_capture_wins`] with a [`MoveValue`] made for each move. What
+/// `interesting` sweeps with, once per position: the list is held in place, not allocated.
 pub fn move_values_unless_capture_wins(
     geom: &Geometry,
     src: &impl RecordSource,
@@ -45,9 +44,9 @@ pub fn move_values_unless_capture_wins(
 }
 
 /// Every move of `pos` played ([`play_all`]) with its value for the mover, in the same
-/// order, or `None` when a move wins at once by a capture: [`move_values_unless_capture_wins`]
-/// with nothing but the values made, for `verify --deep`, which needs no more than each
-/// move's value and what it removes.
+/// order, or `None` when a move wins at once by a capture (found by playing the moves, not
+/// by the solver's bit-parallel test): that is the best any node can do, so no child is
+/// looked up. `verify --deep` needs no more than each move's value and what it removes.
 pub fn move_outcomes_unless_capture_wins(
     geom: &Geometry,
     src: &impl RecordSource,
