@@ -1158,7 +1158,8 @@ fn first_depth_file_gives_the_depth_of_every_node_like_the_node_list_search() {
 /// to a walk over every node of the in-memory solution.
 #[test]
 fn longest_wins_equal_a_walk_over_every_node() {
-    use ostledb::analysis::stats::longest_wins;
+    use ostledb::analysis::stats::{LongestWins, PhaseStats, database_stats, longest_wins};
+    use ostledb::analysis::sweep::Checkpoint;
     use ostledb::game::moves::{is_immediate_win, moves};
     use ostledb::progress::Silent;
     let g = Geometry::new(3, 3).unwrap();
@@ -1193,5 +1194,20 @@ fn longest_wins_equal_a_walk_over_every_node() {
         assert_eq!(positions, at, "{phase}");
         assert!(best > 5, "{phase}: {best}");
     }
+    // `stats` counts the same in its walk over every position, by code (and the longest
+    // of all in its sums).
+    let mut ck = Checkpoint::open(None, "stats", &db, std::time::Duration::ZERO, &Silent).unwrap();
+    let stats = database_stats(&db, None, &Silent, &mut ck).unwrap();
+    let mut all = LongestWins::default();
+    for (st, l) in stats.iter().zip(&got) {
+        let pi = db.index().phase(ostledb::game::Phase::new(l.phase[0], l.phase[1])).unwrap();
+        let by_code: Vec<(u64, Option<u32>)> =
+            l.positions.iter().map(|&(i, w)| (pi.position_at(i).code(), w)).collect();
+        assert_eq!(st.longest_win, LongestWins { plies: l.plies, positions: by_code }, "{:?}", l.phase);
+        all = all.merge(st.longest_win.clone());
+    }
+    let total = stats.into_iter().fold(PhaseStats::default(), PhaseStats::merge);
+    assert_eq!(total.longest_win, all);
+    assert!(!all.positions.is_empty());
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -9,7 +9,8 @@ Runs `ostledb stats --json` on the database (about 20 minutes for the whole game
 cores; or reads a saved copy given with --stats) and `ostledb query` on the initial
 position, then checks them against tools/published-whole-game.json: position and
 immediate-win counts, non-trivial node counts, the value histogram of the non-trivial
-nodes (every distance), and the value of the initial position. With --bfs, also the
+nodes (every distance), the longest win (and prints the positions that have it, with
+their depths from the start), and the value of the initial position. With --bfs, also the
 `--json` output of `ostledb bfs --by-positions --max-depth 255` against the published
 BFS layers (new nodes at every depth, the last depth, the total) and its count of
 positions no node of which is reachable; --bfs-only checks that alone. Prints every
@@ -90,6 +91,18 @@ def main() -> int:
     print(f"{'node histogram, plies 1..' + str(longest - 1):<45} {differ} differences")
     if differ:
         bad.append("node histogram")
+
+    # The longest win of all (published: the last value of the histogram, v = N - 1) and
+    # the positions that have it, with their distance from the start.
+    if "longest_win" in total:
+        check("longest win, plies", total["longest_win"]["plies"], len(hist))
+        for row in stats.get("longest_wins", []):
+            which = "base value" if row["special_node"] is None else f"node {row['special_node']}"
+            depth = row["position_depth"]
+            reached = "not reached from the start" if depth is None else f"first reached at depth {depth}"
+            print(f"  {row['board']} ({row['base64']}) {which}, {reached}")
+    else:
+        print("longest win: not in these statistics (an earlier build's)")
 
     board = "22222-00000-00300-00000-11111"
     q = subprocess.run([args.ostledb, "query", board, "--json", "--db", args.db], capture_output=True, text=True)

@@ -2,9 +2,9 @@
 # The whole game from nothing to a checked database, one stage after another, each under
 # /usr/bin/time: solve, the whole breadth-first search stored in the database (with its
 # node layers, from which the digest reads every node's depth), verify
-# --deep, the longest wins, the published digest with the statistics of `ostledb stats`
-# counted in the same walk (WORK/stats.json), and the check of both against the
-# published run. Run it again after a kill (or a reboot, or the end of a session) and it
+# --deep, the published digest with the statistics of `ostledb stats` counted in the same
+# walk (WORK/stats.json, with the longest win of all, its positions and their depths from
+# the start), and the check of both against the published run. Run it again after a kill (or a reboot, or the end of a session) and it
 # goes on: a finished stage is skipped, and `solve`, `bfs`, `verify`, `stats` and
 # `digest` go on from their own checkpoints inside the stage they were in (`verify`,
 # `stats` and `digest` keep theirs in the work directory; the other stages, minutes
@@ -28,9 +28,11 @@
 #   --stages      comma-separated stages, run in the order given (default: all, in the
 #                 order below; e.g. bfs,digest to have the digest before verify)
 #
-# Stages: solve, bfs, verify, longest, digest, check (check: the whole game only); and,
-# only when asked for, stats: the statistics by a walk of their own (`ostledb stats`,
-# about 12 min on 2 cores), into WORK/stats.out, to compare with the digest's.
+# Stages: solve, bfs, verify, digest, check (check: the whole game only); and, only when
+# asked for, stats: the statistics by a walk of their own (`ostledb stats`, about 12 min
+# on 2 cores), into WORK/stats.out, to compare with the digest's; longest: the longest
+# win of every phase by a read of the value files (`ostledb stats --longest`, about 2 to
+# 3 min), into WORK/longest.out (the digest's statistics have the longest of all).
 # Exit code: 0 when every stage asked for is done, else that of the first that failed.
 set -euo pipefail
 # The whole script is one block, read before any of it runs: bash reads a script as it
@@ -44,7 +46,7 @@ work=
 bin="$here/../target/release/ostledb"
 max_pieces=10
 bfs_depth=255
-stages=solve,bfs,verify,longest,digest,check
+stages=solve,bfs,verify,digest,check
 while (($#)); do
     case $1 in
         --db) db=$2; shift 2 ;;

@@ -144,6 +144,60 @@ pub struct PhaseStats {
     pub positions: ValueCounts,
     /// Values of the non-trivial nodes (immediate-win positions excluded, as published).
     pub nodes: ValueCounts,
+    /// The longest win of any node of the positions (immediate wins excluded) and the
+    /// positions that have it, by code. In the sums over phases, the longest of all. (A
+    /// checkpoint without it, of an earlier build, is not used.)
+    pub longest_win: LongestWins,
+}
+
+/// The longest win among some positions' values and the positions that have it: what
+/// `stats` counts (by position code) and `stats --longest` reads (by dense index).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct LongestWins {
+    /// In plies (0 when no win has been seen).
+    pub plies: u32,
+    /// Every position with a value of that distance, in the order seen, each with which
+    /// of its values has it: `None` the base value (every node but the special one),
+    /// `Some(j)` the special value (node `j` only).
+    pub positions: Vec<(u64, Option<u32>)>,
+}
+
+impl LongestWins {
+    /// See the values of record `rec` of the position `at` (its code or index).
+    #[inline]
+    pub fn add(&mut self, rec: &crate::record::Record, at: u64) {
+        use crate::record::Outcome::Win;
+        if let Win(d) = rec.base {
+            self.add_win(d, at, None);
+        }
+        if let Some((j, Win(d))) = rec.special {
+            self.add_win(d, at, Some(j));
+        }
+    }
+
+    #[inline]
+    fn add_win(&mut self, plies: u32, at: u64, which: Option<u32>) {
+        if plies < self.plies {
+            return;
+        }
+        if plies > self.plies {
+            self.plies = plies;
+            self.positions.clear();
+        }
+        self.positions.push((at, which));
+    }
+
+    /// The longest of two (both lists, `self`'s first, when they are equally long).
+    pub fn merge(mut self, o: LongestWins) -> LongestWins {
+        match self.plies.cmp(&o.plies) {
+            std::cmp::Ordering::Less => o,
+            std::cmp::Ordering::Greater => self,
+            std::cmp::Ordering::Equal => {
+                self.positions.extend(o.positions);
+                self
+            }
+        }
+    }
 }
 
 impl PhaseStats {
@@ -155,19 +209,21 @@ impl PhaseStats {
             positions_with_special: self.positions_with_special + o.positions_with_special,
             positions: self.positions.merge(o.positions),
             nodes: self.nodes.merge(o.nodes),
+            longest_win: self.longest_win.merge(o.longest_win),
         }
     }
 }
 
 /// Count canonical position `pos`, whose record is `packed` (with every distance), into
-/// `acc`: its value, its special move, its node counts and the values of its non-trivial
-/// nodes. Returns those nodes as a mask of forbidden indices (`None` for an immediate
+/// `acc`: its value, its special move, its node counts, the values of its non-trivial
+/// nodes and its wins if they are the longest so far. Returns those nodes as a mask of forbidden indices (`None` for an immediate
 /// win, which has none), for a caller that writes them out too (`export --stats`).
 pub fn tally(geom: &Geometry, pos: &Position, packed: crate::record::Packed, acc: &mut PhaseStats) -> Option<u32> {
     let rec = packed.record();
     acc.positions.add(rec.base);
     acc.positions_with_special += rec.special.is_some() as u64;
     let reached = count_position(geom, pos, &mut acc.counts)?;
+    acc.longest_win.add(&rec, pos.code());
     let mut left = reached;
     while left != 0 {
         let j = left.trailing_zeros() as usize;
@@ -236,16 +292,12 @@ pub struct LongestWin {
     pub positions: Vec<(u64, Option<u32>)>,
 }
 
-/// A longest win so far and where: plies, (dense index, special node or base value).
-type Best = (u32, Vec<(u64, Option<u32>)>);
-
 /// The longest win of every phase of a database and the positions that have it, by one
 /// read of its value files (wins are stored with their distances even where losses are
 /// elided; immediate-win positions, whose records may be filler, are left out), blocks
-/// in parallel; `reporter` gets a step per phase (units: blocks).
+/// in parallel; `reporter` gets a step per phase (units: blocks). `stats` counts the
+/// same in its walk over every position ([`PhaseStats::longest_win`], by code).
 pub fn longest_wins(db: &Database, reporter: &dyn Reporter) -> Result<Vec<LongestWin>, Error> {
-    use crate::record::Outcome;
-    use crate::record::value::val_outcome;
     let g = db.geometry();
     let mut out = Vec::new();
     for pi in db.index().phases() {
@@ -255,44 +307,29 @@ pub fn longest_wins(db: &Database, reporter: &dyn Reporter) -> Result<Vec<Longes
         let per = file.block_positions() as u64;
         let best = (0..file.blocks())
             .into_par_iter()
-            .map(|b| -> Result<Best, Error> {
+            .map(|b| -> Result<LongestWins, Error> {
                 let records = file.block(b)?;
-                let mut best = (0u32, Vec::new());
+                let mut best = LongestWins::default();
                 for (i, &r) in records.iter().enumerate() {
-                    let r = crate::record::Packed(r);
-                    let special = (r.special_move() != 0).then(|| (r.special(), Some(r.special_move())));
-                    for (v, which) in std::iter::once((r.base(), None)).chain(special) {
-                        let Outcome::Win(d) = val_outcome(v) else { continue };
-                        if d < best.0 {
-                            continue;
-                        }
-                        let idx = b as u64 * per + i as u64;
-                        if is_immediate_win(g, &pi.position_at(idx)) {
-                            continue;
-                        }
-                        if d > best.0 {
-                            best = (d, Vec::new());
-                        }
-                        best.1.push((idx, which));
+                    let rec = crate::record::Packed(r).record();
+                    let longest =
+                        |o: crate::record::Outcome| matches!(o, crate::record::Outcome::Win(d) if d >= best.plies);
+                    if !longest(rec.base) && !rec.special.is_some_and(|(_, o)| longest(o)) {
+                        continue;
+                    }
+                    let idx = b as u64 * per + i as u64;
+                    if !is_immediate_win(g, &pi.position_at(idx)) {
+                        best.add(&rec, idx);
                     }
                 }
                 reporter.advance(1);
                 Ok(best)
             })
-            .try_reduce(
-                || (0, Vec::new()),
-                |a, b| {
-                    Ok(match a.0.cmp(&b.0) {
-                        std::cmp::Ordering::Less => b,
-                        std::cmp::Ordering::Greater => a,
-                        std::cmp::Ordering::Equal => (a.0, a.1.into_iter().chain(b.1).collect()),
-                    })
-                },
-            )?;
+            .try_reduce(LongestWins::default, |a, b| Ok(a.merge(b)))?;
         reporter.end();
-        let mut positions = best.1;
+        let mut positions = best.positions;
         positions.sort_unstable();
-        out.push(LongestWin { phase: [ph.player, ph.opponent], plies: best.0, positions });
+        out.push(LongestWin { phase: [ph.player, ph.opponent], plies: best.plies, positions });
     }
     Ok(out)
 }

@@ -160,9 +160,9 @@ pub struct CheckpointFile {
 impl CheckpointFile {
     /// The checkpoint file of `command` over `db` at `path`, to be saved at least `every`
     /// apart ([`CheckpointFile::due`]), and what it holds when it is one of the same
-    /// command over the same database (else `None`, with a note saying why it is not
-    /// used). A file that is not a checkpoint, or one of another command, is an error (it
-    /// is not overwritten).
+    /// command over the same database and build (else `None`, with a note saying why it is
+    /// not used). A file that is not a checkpoint, or one of another command, is an error
+    /// (it is not overwritten).
     pub fn open<B: DeserializeOwned>(
         path: Option<&Path>,
         command: &str,
@@ -211,7 +211,15 @@ impl CheckpointFile {
             ));
             return Ok((file, None));
         }
-        let saved: Saved<B> = serde_json::from_value(head).map_err(|_| not_ours())?;
+        // Ours, of this command and database, but not of what this build keeps (one
+        // written before the statistics kept the longest wins, say): not used.
+        let Ok(saved) = serde_json::from_value::<Saved<B>>(head) else {
+            reporter.note(&format!(
+                "{}: a checkpoint of another build of ostledb, which keeps other counts; starting from the beginning",
+                path.display()
+            ));
+            return Ok((file, None));
+        };
         Ok((file, Some(saved.body)))
     }
 

@@ -138,7 +138,7 @@ pub fn run(args: ExportArgs) -> Result<(), Error> {
     };
     let summary = export_with(&db, &opts, out, &reporter, &mut checkpoint)?;
     if let (Some(path), Some(stats)) = (&args.stats, &summary.stats) {
-        let report = crate::cli::stats::Report::new(summary.max_pieces, stats.clone());
+        let report = crate::cli::stats::Report::new(&db, summary.max_pieces, stats.clone())?;
         write_atomic(path, |w| {
             serde_json::to_writer(&mut *w, &report)?;
             w.write_all(b"\n")

@@ -12,7 +12,7 @@ use crate::store::Database;
 /// Arguments of `ostledb stats`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  ostledb stats\n  ostledb stats --json --db ./ostle.db\n  ostledb stats --checkpoint stats.ckpt   (the whole game: a killed run goes on from its last save)\n\nNodes are counted as published (OSTLE.md section 2): a node is non-trivial when a move\nfrom a position of the same phase group leads to it; immediate-win positions are\ncounted apart. Distances are in plies, counting the move that ends the game."
+    after_help = "Examples:\n  ostledb stats\n  ostledb stats --json --db ./ostle.db\n  ostledb stats --checkpoint stats.ckpt   (the whole game: a killed run goes on from its last save)\n\nNodes are counted as published (OSTLE.md section 2): a node is non-trivial when a move\nfrom a position of the same phase group leads to it; immediate-win positions are\ncounted apart. Distances are in plies, counting the move that ends the game. The walk also\nfinds each phase's longest win and the positions that have it (by code), and prints those\nof the longest win of all with their boards and, with stored first depths, their distances\nfrom the start; --longest finds every phase's by a read of the value files alone."
 )]
 pub struct StatsArgs {
     /// Only the longest win of each phase and the positions that have it, by one read of
@@ -36,13 +36,24 @@ pub struct Report {
     phases: Vec<PhaseStats>,
     /// Sums over every phase (`phase` is `[0, 0]`).
     total: PhaseStats,
+    /// The positions of the longest win of all (`total.longest_win`), as `stats --longest`
+    /// shows them: board, code and distance from the start.
+    longest_wins: Vec<Longest>,
 }
 
 impl Report {
-    /// The report of `phases`, of a database (or export) of at most `max_pieces` pieces.
-    pub fn new(max_pieces: u32, phases: Vec<PhaseStats>) -> Report {
+    /// The report of `phases`, of `db` (or of its export) up to `max_pieces` pieces.
+    pub fn new(db: &Database, max_pieces: u32, phases: Vec<PhaseStats>) -> Result<Report, Error> {
         let total = phases.iter().cloned().fold(PhaseStats::default(), PhaseStats::merge);
-        Report { max_pieces, phases, total }
+        let mut longest_wins = Vec::new();
+        for &(code, which) in &total.longest_win.positions {
+            let pos = crate::game::Position::from_code(code);
+            let pi = db.index().phase(pos.phase()).ok_or_else(|| {
+                Error::InvalidArgument(format!("a longest win of a position of no phase of the database ({code})"))
+            })?;
+            longest_wins.push(longest_row(db, pi, total.longest_win.plies, pi.index_of(&pos), which)?);
+        }
+        Ok(Report { max_pieces, phases, total, longest_wins })
     }
 }
 
@@ -82,7 +93,7 @@ pub fn run(args: StatsArgs) -> Result<(), Error> {
     let resolved = args.walk.resolved(&db)?;
     let phases = database_stats(&db, resolved.as_ref(), &rep, &mut checkpoint)?;
     checkpoint.finish()?;
-    let report = Report::new(max, phases);
+    let report = Report::new(&db, max, phases)?;
     if args.json {
         return emit_json(&report);
     }
@@ -112,6 +123,15 @@ pub fn run(args: StatsArgs) -> Result<(), Error> {
             }
         }
     }
+    if !report.longest_wins.is_empty() {
+        out.push_str(&format!(
+            "longest win of all: {} plies, {} position(s)\n",
+            report.total.longest_win.plies,
+            report.longest_wins.len()
+        ));
+        let rows: Vec<&Longest> = report.longest_wins.iter().collect();
+        longest_lines(&mut out, &rows, db.first_depths()?.is_some());
+    }
     emit(&out)
 }
 
@@ -131,41 +151,73 @@ struct Longest {
     node_depth: Option<u32>,
 }
 
-fn run_longest(db: &Database, args: &StatsArgs) -> Result<(), Error> {
+/// The row of the position at dense index `idx` of phase `pi`, a longest win of `plies`
+/// by its base value (`which` `None`) or by its node `j` (`Some(j)`).
+fn longest_row(
+    db: &Database,
+    pi: &crate::index::PhaseIndex,
+    plies: u32,
+    idx: u64,
+    which: Option<u32>,
+) -> Result<Longest, Error> {
     let g = db.geometry();
+    let pos = pi.position_at(idx);
+    let (position_depth, node_depth) = match db.first_depths()? {
+        Some(f) => {
+            let nodes: Vec<usize> = match which {
+                Some(j) => vec![j as usize],
+                None => {
+                    let s = db.values(pi.phase()).expect("its file").record(idx)?.special_move() as usize;
+                    (0..=crate::game::moves::moves(g, &pos).len()).filter(|&j| s == 0 || j != s).collect()
+                }
+            };
+            let mut least = None;
+            for j in nodes {
+                least = [least, f.node_depth(&pos, j)?].into_iter().flatten().min();
+            }
+            (f.position_depth(&pos)?, least)
+        }
+        None => (None, None),
+    };
+    let phase = pi.phase();
+    Ok(Longest {
+        phase: [phase.player, phase.opponent],
+        plies,
+        board: crate::game::notation::format_board(g, &pos),
+        base64: crate::game::notation::code_to_base64(pos.code()),
+        special_node: which,
+        position_depth,
+        node_depth,
+    })
+}
+
+/// The lines of `rows` (positions with the longest win `plies`), as `stats` prints them.
+fn longest_lines(out: &mut String, rows: &[&Longest], stored_depths: bool) {
+    for r in rows {
+        let which = match r.special_node {
+            Some(j) => format!("node {j} (its special move)"),
+            None => "base value".to_string(),
+        };
+        let from_start = match (stored_depths, r.position_depth, r.node_depth) {
+            (false, _, _) => String::new(),
+            (true, Some(p), n) => format!(
+                ", first reached at depth {p}{}",
+                n.map_or(", the node not reached".to_string(), |n| format!(", the node at {n}"))
+            ),
+            (true, None, _) => ", not reached from the start".to_string(),
+        };
+        out.push_str(&format!("  {} ({}) {which}{from_start}\n", r.board, r.base64));
+    }
+}
+
+fn run_longest(db: &Database, args: &StatsArgs) -> Result<(), Error> {
     let phases = longest_wins(db, &CliReporter::new(args.common.quiet))?;
     let depths = db.first_depths()?;
     let mut rows = Vec::new();
     for l in &phases {
         let pi = db.index().phase(crate::game::Phase::new(l.phase[0], l.phase[1])).expect("a phase of the database");
         for &(idx, special) in &l.positions {
-            let pos = pi.position_at(idx);
-            let (position_depth, node_depth) = match depths {
-                Some(f) => {
-                    let nodes: Vec<usize> = match special {
-                        Some(j) => vec![j as usize],
-                        None => {
-                            let s = db.values(pi.phase()).expect("its file").record(idx)?.special_move() as usize;
-                            (0..=crate::game::moves::moves(g, &pos).len()).filter(|&j| s == 0 || j != s).collect()
-                        }
-                    };
-                    let mut least = None;
-                    for j in nodes {
-                        least = [least, f.node_depth(&pos, j)?].into_iter().flatten().min();
-                    }
-                    (f.position_depth(&pos)?, least)
-                }
-                None => (None, None),
-            };
-            rows.push(Longest {
-                phase: l.phase,
-                plies: l.plies,
-                board: crate::game::notation::format_board(g, &pos),
-                base64: crate::game::notation::code_to_base64(pos.code()),
-                special_node: special,
-                position_depth,
-                node_depth,
-            });
+            rows.push(longest_row(db, pi, l.plies, idx, special)?);
         }
     }
     if args.json {
@@ -180,21 +232,8 @@ fn run_longest(db: &Database, args: &StatsArgs) -> Result<(), Error> {
             l.plies,
             l.positions.len()
         ));
-        for r in rows.iter().filter(|r| r.phase == l.phase) {
-            let which = match r.special_node {
-                Some(j) => format!("node {j} (its special move)"),
-                None => "base value".to_string(),
-            };
-            let from_start = match (depths, r.position_depth, r.node_depth) {
-                (None, _, _) => String::new(),
-                (Some(_), Some(p), n) => format!(
-                    ", first reached at depth {p}{}",
-                    n.map_or(", the node not reached".to_string(), |n| format!(", the node at {n}"))
-                ),
-                (Some(_), None, _) => ", not reached from the start".to_string(),
-            };
-            out.push_str(&format!("  {} ({}) {which}{from_start}\n", r.board, r.base64));
-        }
+        let of_phase: Vec<&Longest> = rows.iter().filter(|r| r.phase == l.phase).collect();
+        longest_lines(&mut out, &of_phase, depths.is_some());
     }
     emit(&out)
 }

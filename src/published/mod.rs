@@ -348,6 +348,70 @@ mod tests {
         assert_eq!(write_line(g, &p, 1, &mut s), Err(Unwritable { node: 0, code: 1 }));
     }
 
+    /// The lines as `format!` makes them: the reference of [`write_line`] and
+    /// [`write_bfs_line`].
+    fn line_by_format(g: &Geometry, p: &Position, record: u64) -> String {
+        let code = crate::game::notation::code_to_base64(p.code());
+        if crate::game::moves::is_immediate_win(g, p) {
+            return format!("{code},{CHECKMATE}\n");
+        }
+        let reached = nontrivial_nodes(g, p);
+        let field = |j: usize| match reached >> j & 1 {
+            0 => String::new(),
+            _ => published_value(Packed(record).node_val(j)).unwrap().to_string(),
+        };
+        format!("{code},{}\n", (0..FIELDS).map(field).collect::<Vec<_>>().join(","))
+    }
+
+    #[test]
+    fn lines_equal_their_formatted_reference() {
+        let g = Geometry::standard();
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: u64| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng % n
+        };
+        let (mut checked, mut mates) = (0, 0);
+        for _game in 0..400 {
+            let mut p = Position::initial(g);
+            for _ply in 0..60 {
+                let (c, _) = crate::game::symmetry::canonical(g, &p);
+                // Value codes 0 (a draw) and 4.. (every published value has a code), a
+                // special move or none.
+                let mut val = || if next(4) == 0 { 0 } else { 4 + next(2_000) };
+                let record = val() | val() << 16 | next(25) << 32;
+                let mut s = String::new();
+                write_line(g, &c, record, &mut s).unwrap();
+                assert_eq!(s, line_by_format(g, &c, record), "{c:?}");
+                let depths: [Option<u32>; FIELDS] = std::array::from_fn(|_| match next(5) {
+                    0 => None,
+                    1 => Some(next(10) as u32),
+                    2 => Some(next(1_000) as u32),
+                    3 => Some(u32::MAX - next(3) as u32),
+                    _ => Some(next(1 << 20) as u32),
+                });
+                let mut b = String::new();
+                write_bfs_line(g, &c, &depths, &mut b);
+                let mate = crate::game::moves::is_immediate_win(g, &c);
+                let fields: Vec<String> = depths.iter().map(|d| d.map_or(String::new(), |d| d.to_string())).collect();
+                let code = crate::game::notation::code_to_base64(c.code());
+                let head = if mate { format!("{code},{CHECKMATE}") } else { code };
+                assert_eq!(b, format!("{head},{}\n", fields.join(",")));
+                checked += 1;
+                mates += mate as u32;
+                let list = crate::game::moves::moves(g, &p);
+                let r = crate::game::moves::play(g, &p, list[next(list.len() as u64) as usize]).unwrap();
+                if r.child.player.count_ones().min(r.child.opponent.count_ones()) < g.min_pieces() {
+                    break; // the game is over
+                }
+                p = r.child;
+            }
+        }
+        assert!(checked > 1_000 && mates > 0, "{checked} lines, {mates} immediate wins");
+    }
+
     #[test]
     fn malformed_lines_are_errors() {
         for bad in ["", "MAAA+f", "MAAA+f,checkmat", "MA!A,checkmate", "MAAA+f,1,2", "MAAA+f,x,,,,,,,,,,,,,,,,,,,,,,,,"]
