@@ -191,7 +191,8 @@ fn longest_row(
     })
 }
 
-/// The lines of `rows` (positions with the longest win `plies`), as `stats` prints them.
+/// The lines of `rows` (positions with a longest win), as `stats` and `stats --longest`
+/// print them; `stored_depths`: whether the database has the first depths.
 fn longest_lines(out: &mut String, rows: &[&Longest], stored_depths: bool) {
     for r in rows {
         let which = match r.special_node {
