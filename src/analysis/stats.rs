@@ -175,6 +175,14 @@ impl LongestWins {
         }
     }
 
+    /// Whether [`LongestWins::add`] would keep a value of `rec`: a win at least as long as
+    /// the longest so far (for a caller to skip what it must work out before adding).
+    #[inline]
+    pub fn would_keep(&self, rec: &crate::record::Record) -> bool {
+        let longer = |o: crate::record::Outcome| matches!(o, crate::record::Outcome::Win(d) if d >= self.plies);
+        longer(rec.base) || rec.special.is_some_and(|(_, o)| longer(o))
+    }
+
     #[inline]
     fn add_win(&mut self, plies: u32, at: u64, which: Option<u32>) {
         if plies < self.plies {
@@ -216,8 +224,9 @@ impl PhaseStats {
 
 /// Count canonical position `pos`, whose record is `packed` (with every distance), into
 /// `acc`: its value, its special move, its node counts, the values of its non-trivial
-/// nodes and its wins if they are the longest so far. Returns those nodes as a mask of forbidden indices (`None` for an immediate
-/// win, which has none), for a caller that writes them out too (`export --stats`).
+/// nodes and its wins if they are the longest so far. Returns those nodes as a mask of
+/// forbidden indices (`None` for an immediate win, which has none), for a caller that
+/// writes them out too (`export --stats`).
 pub fn tally(geom: &Geometry, pos: &Position, packed: crate::record::Packed, acc: &mut PhaseStats) -> Option<u32> {
     let rec = packed.record();
     acc.positions.add(rec.base);
@@ -312,9 +321,7 @@ pub fn longest_wins(db: &Database, reporter: &dyn Reporter) -> Result<Vec<Longes
                 let mut best = LongestWins::default();
                 for (i, &r) in records.iter().enumerate() {
                     let rec = crate::record::Packed(r).record();
-                    let longest =
-                        |o: crate::record::Outcome| matches!(o, crate::record::Outcome::Win(d) if d >= best.plies);
-                    if !longest(rec.base) && !rec.special.is_some_and(|(_, o)| longest(o)) {
+                    if !best.would_keep(&rec) {
                         continue;
                     }
                     let idx = b as u64 * per + i as u64;

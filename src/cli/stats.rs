@@ -129,8 +129,7 @@ pub fn run(args: StatsArgs) -> Result<(), Error> {
             report.total.longest_win.plies,
             report.longest_wins.len()
         ));
-        let rows: Vec<&Longest> = report.longest_wins.iter().collect();
-        longest_lines(&mut out, &rows, db.first_depths()?.is_some());
+        longest_lines(&mut out, &report.longest_wins, db.first_depths()?.is_some());
     }
     emit(&out)
 }
@@ -193,7 +192,7 @@ fn longest_row(
 
 /// The lines of `rows` (positions with a longest win), as `stats` and `stats --longest`
 /// print them; `stored_depths`: whether the database has the first depths.
-fn longest_lines(out: &mut String, rows: &[&Longest], stored_depths: bool) {
+fn longest_lines<'a>(out: &mut String, rows: impl IntoIterator<Item = &'a Longest>, stored_depths: bool) {
     for r in rows {
         let which = match r.special_node {
             Some(j) => format!("node {j} (its special move)"),
@@ -233,8 +232,7 @@ fn run_longest(db: &Database, args: &StatsArgs) -> Result<(), Error> {
             l.plies,
             l.positions.len()
         ));
-        let of_phase: Vec<&Longest> = rows.iter().filter(|r| r.phase == l.phase).collect();
-        longest_lines(&mut out, &of_phase, depths.is_some());
+        longest_lines(&mut out, rows.iter().filter(|r| r.phase == l.phase), depths.is_some());
     }
     emit(&out)
 }
