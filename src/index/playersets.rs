@@ -154,15 +154,23 @@ mod tests {
 
     #[test]
     fn every_player_set_maps_to_its_smallest_image() {
-        let g = Geometry::standard();
-        let ps = PlayerSets::build(g, 4);
-        for r in 0..binomial(25, 4) {
-            let set = colex_unrank(r, 4, g.squares());
-            let (slot, syms) = ps.lookup(set);
-            let min = (0..8).map(|k| g.sym_set(k, set)).min().unwrap();
-            assert_eq!(ps.set(slot), min);
-            for k in 0..8 {
-                assert_eq!(syms >> k & 1 == 1, g.sym_set(k, set) == min);
+        for side in [3, 4, 5] {
+            let g = Geometry::new(side, 3).expect("a board side the geometry allows");
+            for size in 1..=(g.squares() / 2).min(5) {
+                let ps = PlayerSets::build(&g, size);
+                for r in 0..binomial(g.squares(), size) {
+                    let set = colex_unrank(r, size, g.squares());
+                    let (slot, syms) = ps.lookup(set);
+                    let min = (0..8).map(|k| g.sym_set(k, set)).min().unwrap();
+                    assert_eq!(ps.set(slot), min);
+                    for k in 0..8 {
+                        assert_eq!(
+                            syms >> k & 1 == 1,
+                            g.sym_set(k, set) == min,
+                            "{side}x{side}, {set:#b}, symmetry {k}"
+                        );
+                    }
+                }
             }
         }
     }
