@@ -324,30 +324,32 @@ fn the_cli_exports_a_digest_and_imports() {
     }
 }
 
-/// BFS files from a stored search (depth 6 of the real game): one line per position with
-/// a reached node, in ascending code order across files, `checkmate` exactly on immediate
-/// wins, and every field the depth the search in memory gives that node (empty when it
-/// was not reached); their digest comes first in the set digest.
+/// BFS files from a stored search (depth 4 of the 3x3 board, so that some nodes are
+/// not reached), as the published solver writes them: one line for every position, in
+/// ascending code order across files, `checkmate` exactly on immediate wins, and field
+/// j the depth the search in memory gives node j, `-1` when it did not reach it but the
+/// node is non-trivial, else empty; their digest comes first in the set digest.
 #[test]
-fn bfs_files_hold_every_reached_node_at_its_depth() {
+fn bfs_files_hold_every_position_and_every_reached_node_at_its_depth() {
     use ostledb::game::moves::is_immediate_win;
     use ostledb::game::node::Convention;
     use ostledb::game::notation::base64_to_code;
+    use ostledb::index::GameIndex;
     use ostledb::published::export::export_bfs;
-    use ostledb::published::set_digest;
+    use ostledb::published::{bfs_nontrivial_nodes, set_digest};
     use ostledb::solve::bfs::bfs_layers;
     use ostledb::store::bfs::{BfsFile, write};
-    let g = Geometry::standard();
-    let r = bfs_layers(g, Convention::Published, 6, u64::MAX, &Silent);
+    let g = geom();
+    let r = bfs_layers(&g, Convention::Published, 4, u64::MAX, &Silent);
     let dir = tmpdir("bfs-store");
     let layers: Vec<&[u64]> = (0..=r.nodes.max_depth()).filter_map(|d| r.nodes.layer(d)).collect();
-    write(&dir, g, Convention::Published, true, false, &layers).unwrap();
-    let bfs = BfsFile::open(&dir, g, Convention::Published).unwrap().unwrap();
+    write(&dir, &g, Convention::Published, true, false, &layers).unwrap();
+    let bfs = BfsFile::open(&dir, &g, Convention::Published).unwrap().unwrap();
     let out = tmpdir("bfs-out");
     std::fs::create_dir_all(&out).unwrap();
-    let files = export_bfs(g, &bfs, 10, 5_000, Some(&out), &Silent).unwrap();
+    let files = export_bfs(&g, &bfs, MAX, LINES, (Some(&out), false), &Silent).unwrap();
     assert!(files.len() > 2, "{} files", files.len());
-    let (mut last, mut fields_seen, mut lines) = (None, 0u64, 0u64);
+    let (mut last, mut fields_seen, mut lines, mut unreached, mut bare) = (None, 0u64, 0u64, 0u64, 0u64);
     for f in &files {
         let text = std::fs::read_to_string(out.join(&f.name)).unwrap();
         assert_eq!(text.lines().count() as u64, f.lines);
@@ -358,22 +360,32 @@ fn bfs_files_hold_every_reached_node_at_its_depth() {
             assert!(last.is_none_or(|l| l < code), "ascending codes");
             last = Some(code);
             let mut rest: Vec<&str> = parts.collect();
-            let mate = is_immediate_win(g, &Position::from_code(code));
+            let pos = Position::from_code(code);
+            let mate = is_immediate_win(&g, &pos);
             assert_eq!(rest.first() == Some(&"checkmate"), mate, "{line}");
             if mate {
                 rest.remove(0);
             }
             assert_eq!(rest.len(), 25, "{line}");
+            let nontrivial = bfs_nontrivial_nodes(&g, &pos, MAX);
+            let mut reached = false;
             for (j, field) in rest.iter().enumerate() {
-                let want = r.nodes.depth_of(code, j);
-                let got = (!field.is_empty()).then(|| field.parse::<u32>().unwrap());
-                assert_eq!(got, want, "{line} field {j}");
-                fields_seen += got.is_some() as u64;
+                let want = match r.nodes.depth_of(code, j) {
+                    Some(d) => d.to_string(),
+                    None if nontrivial >> j & 1 == 1 => "-1".to_string(),
+                    None => String::new(),
+                };
+                assert_eq!(*field, want, "{line} field {j}");
+                fields_seen += (!field.is_empty() && *field != "-1") as u64;
+                unreached += (*field == "-1") as u64;
+                reached |= !field.is_empty() && *field != "-1";
             }
+            bare += !reached as u64;
         }
     }
     assert_eq!(fields_seen, r.total_nodes, "every node once");
-    assert!(lines > 0 && lines < r.total_nodes);
+    assert_eq!(lines, GameIndex::build(&g, MAX).unwrap().len(), "every position once");
+    assert!(unreached > 0 && bare > 0, "{unreached} nodes not reached, {bare} positions without a reached node");
     assert_eq!(set_digest(files.iter().map(|f| f.sha256.as_str())).len(), 64);
     for d in [dir, out] {
         let _ = std::fs::remove_dir_all(d);

@@ -8,13 +8,13 @@ use serde::Serialize;
 use crate::cli::progress::CliReporter;
 use crate::cli::{CommonArgs, OnInterrupt, Signals, emit, emit_json, thousands};
 use crate::error::Error;
-use crate::game::Geometry;
 use crate::game::node::{Convention, key_code, key_index, node_of};
 use crate::game::notation::{code_to_base64, format_board};
 use crate::game::position::Position;
+use crate::game::{Geometry, Phase};
 use crate::progress::Reporter;
 use crate::solve::bfs::{BfsReport, Stop, bfs_layers_with};
-use crate::solve::bfs_positions::{Checkpoints, bfs_first_depths_with, bfs_positions, store_first_depths};
+use crate::solve::bfs_positions::{Checkpoints, bfs_first_depths_from, bfs_positions_from, store_first_depths};
 use crate::store::first_depths::{FILE_NAME, FirstDepthSummary, NOT_REACHED};
 
 /// The expansion convention on the command line.
@@ -60,6 +60,15 @@ pub struct BfsArgs {
     /// from which `query` gives any node's depth.
     #[arg(long, conflicts_with_all = ["strict"])]
     pub by_positions: bool,
+    /// With --by-positions: search the game restricted to at most N pieces, as the
+    /// published solver's `-b -s N` does: from its start for N, the side to move with
+    /// ceil(N/2) pieces on the last row, the other side with floor(N/2) on the first (four
+    /// pieces on the first four squares of their row), the hole at the centre; only the
+    /// phases with at most N pieces are reached. 10 (the default) is the game's initial
+    /// position. `export --max-pieces N` of the stored search writes the solver's
+    /// `ostle_N_bfs_output` files.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(8..=10), requires = "by_positions")]
+    pub max_pieces: Option<u32>,
     /// With --by-positions: write the depth of every position's first node to FILE, one
     /// byte per position (255: not reached), the phases in solving order, each in its
     /// index order (schema/FORMAT.md). Readable
@@ -200,9 +209,10 @@ pub fn run(args: BfsArgs, signals: &Signals) -> Result<(), Error> {
         }
     }
     let mates = !args.no_checkmate_expansion;
+    let start = Phase::start_of(g, args.max_pieces.unwrap_or(2 * g.start_pieces())).expect("clap keeps N in 8..=10");
     if let Some(raw) = &args.import_first_depths {
         let report = args.import_report.as_deref().expect("clap requires --import-report");
-        let (summary, len) = import_first_depths(g, &args.common.db, raw, report, &reporter)?;
+        let (summary, len) = import_first_depths(g, start, &args.common.db, raw, report, &reporter)?;
         return emit_stored_first_depths(&args, &summary, len, t);
     }
     let mut stored_first_depths = None;
@@ -215,7 +225,7 @@ pub fn run(args: BfsArgs, signals: &Signals) -> Result<(), Error> {
     let (report, first_depth) = if !args.by_positions {
         (bfs_layers_with(g, convention, mates, args.max_depth, args.max_nodes, &reporter), None)
     } else if query_node.is_some() || args.first_depths_out.is_some() || args.store || checkpoints.dir.is_some() {
-        let (report, depths) = bfs_first_depths_with(g, mates, args.max_depth, &checkpoints, &reporter)?;
+        let (report, depths) = bfs_first_depths_from(g, start, mates, args.max_depth, &checkpoints, &reporter)?;
         if let Some(path) = &args.first_depths_out {
             crate::store::file::write_atomic(path, |w| depths.write_raw(w))?;
         }
@@ -235,7 +245,7 @@ pub fn run(args: BfsArgs, signals: &Signals) -> Result<(), Error> {
         let d = query_node.as_ref().map(|(pos, _)| depths.depth_of(pos)).transpose()?;
         (report, d)
     } else {
-        (bfs_positions(g, mates, args.max_depth, &reporter)?, None)
+        (bfs_positions_from(g, start, mates, args.max_depth, &reporter)?, None)
     };
     let stored = if args.store && !args.by_positions {
         let layers: Vec<&[u64]> = (0..=report.nodes.max_depth()).filter_map(|d| report.nodes.layer(d)).collect();
@@ -262,8 +272,16 @@ pub fn run(args: BfsArgs, signals: &Signals) -> Result<(), Error> {
         return emit_json(&Output { report: &report, query });
     }
     let mut out = String::new();
+    let from = match report.start_phase {
+        [a, b] if a == g.start_pieces() && b == g.start_pieces() => "the initial position".to_string(),
+        [a, b] => format!(
+            "the start with {a} and {b} pieces ({}, as the published solver's -s {})",
+            format_board(g, &Position::start(g, Phase::new(a, b))),
+            a + b
+        ),
+    };
     out.push_str(&format!(
-        "breadth-first search from the initial position, {} convention{}\n",
+        "breadth-first search from {from}, {} convention{}\n",
         convention.name(),
         if report.expand_checkmates { "" } else { ", checkmate positions not expanded" }
     ));
@@ -362,6 +380,7 @@ fn emit_stored_first_depths(args: &BfsArgs, summary: &FirstDepthSummary, len: u6
 /// as many positions reached as the report says.
 fn import_first_depths(
     g: &Geometry,
+    start: Phase,
     db: &std::path::Path,
     raw: &std::path::Path,
     report: &std::path::Path,
@@ -383,6 +402,19 @@ fn import_first_depths(
     {
         return Err(bad("not a search of the published convention on this board".into()));
     }
+    // Reports written before searches had other starts have none: the game's own.
+    let started = match r.get("start_phase") {
+        None => Phase::new(g.start_pieces(), g.start_pieces()),
+        Some(p) => match serde_json::from_value::<[u32; 2]>(p.clone()) {
+            Ok([a, b]) => Phase::new(a, b),
+            Err(_) => return Err(bad("`start_phase` is not a pair of piece counts".into())),
+        },
+    };
+    if started != start {
+        return Err(bad(format!(
+            "a search from a start in phase {started}, not {start} (give the --max-pieces of the search)"
+        )));
+    }
     let layers: Vec<u64> = field("layers")?
         .as_array()
         .ok_or_else(|| bad("`layers` is not a list".into()))?
@@ -400,11 +432,11 @@ fn import_first_depths(
         .get(0)
         .and_then(|n| n.as_u64())
         .ok_or_else(|| bad("no `positions_reached` (not a search by positions)".into()))?;
-    let positions = crate::index::GameNumbering::build(g)?.len();
+    let positions = crate::index::GameNumbering::build_max(g, start.pieces())?.len();
     let file_len = std::fs::metadata(raw).map_err(io(raw))?.len();
     if file_len != positions {
         return Err(Error::InvalidArgument(format!(
-            "--import-first-depths {}: {file_len} bytes, but the game has {positions} positions (one byte each)",
+            "--import-first-depths {}: {file_len} bytes, but the search's phases have {positions} positions (one byte each)",
             raw.display()
         )));
     }
@@ -429,7 +461,7 @@ fn import_first_depths(
         )));
     }
     first_reached.truncate(layers.len());
-    let summary = FirstDepthSummary { expand_checkmates, complete, layers, first_reached, positions };
+    let summary = FirstDepthSummary { expand_checkmates, complete, layers, first_reached, positions, start };
     let mut f = std::fs::File::open(raw).map_err(io(raw))?;
     let len =
         crate::store::first_depths::write(db, g, &summary, |_, out| f.read_exact(out).map_err(io(raw)), reporter)?;

@@ -25,7 +25,7 @@ pub enum Format {
 /// Arguments of `ostledb export`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  ostledb export --format published --db ostle.db --out ./published     # (4,4): 161 files, 4.7 GB\n  ostledb export --digest --db ostle.db                                  # the digest only, no files\n  ostledb export --digest --verbose --max-pieces 8\n  ostledb export --digest --checkpoint digest.ckpt                       # the whole game: a killed run goes on\n  python3 tools/published-digest.py ./published                          # the same digest from the files\n\nFiles `ostle_<n>_retrograde_output<NNNN>.txt`, numbered from 0000, of 1,000,000 lines\n(the last shorter), positions in ascending canonical code over every phase with at\nmost n pieces. A field is the published value v = N - 1 of a node (N plies; even v: the\nside to move wins), `0` for a draw, empty for a node no move leads to; an\nimmediate-win position is `code,checkmate`. With a stored BFS (`ostledb bfs --store`, or by\npositions: `ostledb bfs --by-positions --store`, which covers the whole game) the\nBFS files `ostle_<n>_bfs_output<NNNN>.txt` come first: a line per position with a\nreached node, `checkmate` after the code of an immediate win, field j the depth of node j.\nThe digest follows the published recipe: sha256 of every file's lines joined by LF,\nthen sha256 of those hex digests concatenated in file-name order (BFS files first)."
+    after_help = "Examples:\n  ostledb export --format published --db ostle.db --out ./published     # (4,4): 161 files, 4.7 GB\n  ostledb export --digest --db ostle.db                                  # the digest only, no files\n  ostledb export --digest --verbose --max-pieces 8\n  ostledb export --digest --checkpoint digest.ckpt                       # the whole game: a killed run goes on\n  python3 tools/published-digest.py ./published                          # the same digest from the files\n\nFiles `ostle_<n>_retrograde_output<NNNN>.txt`, numbered from 0000, of 1,000,000 lines\n(the last shorter), positions in ascending canonical code over every phase with at\nmost n pieces. A field is the published value v = N - 1 of a node (N plies; even v: the\nside to move wins), `0` for a draw, empty for a node no move leads to; an\nimmediate-win position is `code,checkmate`. With a stored BFS (`ostledb bfs --store`, or by\npositions: `ostledb bfs --by-positions --store`, which covers the whole game) the\nBFS files `ostle_<n>_bfs_output<NNNN>.txt` come first: a line per position, `checkmate`\nafter the code of an immediate win, field j the depth of node j, -1 when a move leads\nto node j but the search did not reach it, empty when no move leads to it.\nThe digest follows the published recipe: sha256 of every file's lines joined by LF,\nthen sha256 of those hex digests concatenated in file-name order (BFS files first)."
 )]
 pub struct ExportArgs {
     /// The output format.
@@ -47,6 +47,13 @@ pub struct ExportArgs {
     /// Print one JSON object (with every file's digest).
     #[arg(long)]
     pub json: bool,
+    /// Also compute the published solver's 64-bit fingerprint of each run, as its log
+    /// prints it at the end of the run: of the retrograde files, and of the BFS files.
+    /// AES-128 over every position's code and non-trivial-node mask and every node's
+    /// value, from the lines (schema/PUBLISHED.md, "Fingerprint"). With --checkpoint, a
+    /// checkpoint without it starts over.
+    #[arg(long)]
+    pub fingerprint: bool,
     /// With --digest: save the progress to FILE (JSON: every file's digest so far and where
     /// each phase stands) at the end of a file, at most every --checkpoint-minutes. Run
     /// again with the same FILE, a digest that was killed goes on after the last file saved;
@@ -127,6 +134,7 @@ pub fn run(args: ExportArgs) -> Result<(), Error> {
         records_dir,
         keep_records: args.keep_records,
         stats: args.stats.is_some(),
+        fingerprint: args.fingerprint,
     };
     let out = (!args.digest).then_some(args.out.as_path());
     let mut checkpoint = match &args.checkpoint {
@@ -168,9 +176,15 @@ pub fn run(args: ExportArgs) -> Result<(), Error> {
         Some(o) => format!("wrote {kinds} ({} bytes) to {}", thousands(bytes), o.display()),
         None => format!("{kinds} ({} bytes) not written", thousands(bytes)),
     };
+    text.push_str(&format!("digest {}\n", summary.digest));
+    if let Some(f) = &summary.fingerprints {
+        text.push_str(&format!("fingerprint of the retrograde files {}\n", f.retrograde));
+        if let Some(b) = &f.bfs {
+            text.push_str(&format!("fingerprint of the BFS files {b}\n"));
+        }
+    }
     text.push_str(&format!(
-        "digest {}\n{} positions with at most {} pieces; {what} in {seconds:.1} s\n",
-        summary.digest,
+        "{} positions with at most {} pieces; {what} in {seconds:.1} s\n",
         thousands(summary.positions),
         summary.max_pieces
     ));

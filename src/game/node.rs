@@ -91,6 +91,12 @@ pub fn start_key(geom: &Geometry) -> u64 {
     node_key(canonical_code(geom, &Position::initial(geom)), 0)
 }
 
+/// The key of the start node of a search from [`Position::start`]`(geom, phase)`
+/// ([`start_key`] for the game's own phase).
+pub fn start_key_of(geom: &Geometry, phase: crate::game::Phase) -> u64 {
+    node_key(canonical_code(geom, &Position::start(geom, phase)), 0)
+}
+
 /// The published node index of the node that `pred` reaches by its move to the canonical
 /// position `c`: 1 + the index of the first move of `c` whose result is a symmetric image
 /// of `pred`, or 0. `undo_index`, when given, is the 1-based index of a move of `c` known

@@ -57,6 +57,16 @@ impl Phase {
         }
         phases
     }
+
+    /// The phase a game restricted to at most `max_pieces` pieces starts in, as the
+    /// published solver's `-s N` runs it: `(ceil(N/2), floor(N/2))`, the side to move
+    /// with the extra piece (`(5,5)` for 10, `(5,4)` for 9, `(4,4)` for 8 on 5x5). `None`
+    /// when no live phase of `geom` has that many pieces.
+    pub fn start_of(geom: &Geometry, max_pieces: u32) -> Option<Phase> {
+        let phase = Phase::new(max_pieces.div_ceil(2), max_pieces / 2);
+        let live = geom.min_pieces()..=geom.start_pieces();
+        (live.contains(&phase.player) && live.contains(&phase.opponent)).then_some(phase)
+    }
 }
 
 impl std::fmt::Display for Phase {
@@ -74,12 +84,20 @@ impl Position {
 
     /// The initial position of a geometry, side to move on the last row.
     pub fn initial(geom: &Geometry) -> Position {
+        let s = geom.start_pieces();
+        Position::start(geom, Phase::new(s, s))
+    }
+
+    /// The start of a game with `phase.player` pieces for the side to move (on the last
+    /// row) and `phase.opponent` for the other side (on the first row), the hole at the
+    /// centre: [`Position::initial`] for the game's own phase, and for a smaller one the
+    /// start the published solver's `-s 8` and `-s 9` runs search from (`Phase::start_of`;
+    /// on 5x5 four pieces take the first four squares of their row, as there). A row with
+    /// fewer pieces than squares has them centred, rounded toward square 0.
+    pub fn start(geom: &Geometry, phase: Phase) -> Position {
         let n = geom.side();
-        let k = geom.start_pieces();
-        // Back rows, centred when a side has fewer pieces than the row has squares.
-        let first = (n - k) / 2;
-        let row: u32 = ((1u32 << k) - 1) << first;
-        Position::new(row << (n * (n - 1)), row, geom.start_hole())
+        let row = |k: u32| ((1u32 << k) - 1) << ((n - k) / 2);
+        Position::new(row(phase.player) << (n * (n - 1)), row(phase.opponent), geom.start_hole())
     }
 
     /// The hole's square.

@@ -21,7 +21,15 @@ pub struct GameNumbering {
 impl GameNumbering {
     /// Number every position of every phase of the game on `geom` (all piece counts).
     pub fn build(geom: &Geometry) -> Result<GameNumbering, Error> {
-        let index = GameIndex::build(geom, 2 * geom.start_pieces())?;
+        GameNumbering::build_max(geom, 2 * geom.start_pieces())
+    }
+
+    /// Number every position of the phases of `geom` with at most `max_pieces` pieces:
+    /// those a game from [`Position::start`](crate::game::Position::start) of
+    /// [`Phase::start_of`]`(geom, max_pieces)` can reach (the universe of the published
+    /// solver's `-s N` run).
+    pub fn build_max(geom: &Geometry, max_pieces: u32) -> Result<GameNumbering, Error> {
+        let index = GameIndex::build(geom, max_pieces)?;
         let mut starts = vec![0u64];
         let mut slot_of = vec![u8::MAX; 32 * 32];
         for (s, ph) in index.phases().iter().enumerate() {

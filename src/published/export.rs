@@ -18,7 +18,8 @@ use crate::index::{GameIndex, PhaseIndex, Positions};
 use crate::progress::Reporter;
 use crate::published::resolved::ResolvedRecords;
 use crate::published::{
-    FileDigest, Kind, LINES_PER_FILE, file_name, parse_file_name, set_digest, write_bfs_line, write_line, write_line_of,
+    FIELDS, FileDigest, Kind, LINES_PER_FILE, bfs_nontrivial_nodes, file_name, parse_file_name, set_digest,
+    write_bfs_line, write_line, write_line_of,
 };
 use crate::record::Packed;
 use crate::store::Database;
@@ -48,6 +49,10 @@ pub struct ExportOptions {
     /// [`crate::analysis::stats::database_stats`] does, from the records and nodes each
     /// retrograde line is made of ([`ExportSummary::stats`]).
     pub stats: bool,
+    /// Also compute the published solver's fingerprint of each run (its retrograde
+    /// files, its BFS files) from their lines ([`crate::published::fingerprint`],
+    /// [`ExportSummary::fingerprints`]).
+    pub fingerprint: bool,
 }
 
 impl Default for ExportOptions {
@@ -58,6 +63,7 @@ impl Default for ExportOptions {
             records_dir: None,
             keep_records: false,
             stats: false,
+            fingerprint: false,
         }
     }
 }
@@ -73,6 +79,47 @@ pub struct ExportedFile {
     pub bytes: u64,
     /// sha256 of its lines joined by LF (the published per-file digest), hex.
     pub sha256: String,
+    /// With [`ExportOptions::fingerprint`]: what its lines give the fingerprint of the
+    /// run, numbered after the files before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<FilePrint>,
+}
+
+/// What one file gives the fingerprint of its run.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct FilePrint {
+    /// Its nodes (fields not empty).
+    pub nodes: u64,
+    /// The XOR of its blocks' ciphertexts, 32 hex digits (a little-endian 128-bit
+    /// number written most significant digit first).
+    pub xor: String,
+}
+
+impl FilePrint {
+    fn xor(&self) -> Option<u128> {
+        u128::from_str_radix(&self.xor, 16).ok().filter(|_| self.xor.len() == 32)
+    }
+}
+
+/// The published solver's fingerprints of the runs an export wrote (as its log prints
+/// them), decimal.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Fingerprints {
+    /// Of the retrograde files.
+    pub retrograde: String,
+    /// Of the BFS files, when there are.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bfs: Option<String>,
+}
+
+/// The fingerprint of a run from its files (each with its part), `None` when one lacks
+/// its part.
+pub fn run_fingerprint(files: &[ExportedFile]) -> Option<u64> {
+    let mut xor = 0u128;
+    for f in files {
+        xor ^= f.fingerprint.as_ref()?.xor()?;
+    }
+    Some(crate::published::fingerprint::fold(xor))
 }
 
 /// What an export wrote (or, for a digest, would write).
@@ -92,6 +139,10 @@ pub struct ExportSummary {
     /// order.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stats: Option<Vec<PhaseStats>>,
+    /// With [`ExportOptions::fingerprint`]: the published solver's fingerprint of each
+    /// run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fingerprints: Option<Fingerprints>,
 }
 
 /// What the checkpoint of `export --digest` keeps: the files done and, at the end of the
@@ -161,7 +212,7 @@ impl ExportCheckpoint {
         max: u32,
         lines_per_file: u64,
         lens: &[u64],
-        stats: bool,
+        (stats, fingerprint): (bool, bool),
         reporter: &dyn Reporter,
     ) -> ExportProgress {
         let fresh = ExportProgress { max_pieces: max, lines_per_file, ..ExportProgress::default() };
@@ -170,6 +221,10 @@ impl ExportCheckpoint {
             stats && begun && p.stats.as_ref().is_none_or(|s| s.len() != lens.len())
         };
         let fits = |c: &[u64]| c.is_empty() || (c.len() == lens.len() && c.iter().zip(lens).all(|(a, b)| a <= b));
+        let lacks_prints = |p: &ExportProgress| {
+            let printed = |f: &ExportedFile| f.fingerprint.as_ref().is_some_and(|p| p.xor().is_some());
+            fingerprint && !p.retrograde_files.iter().chain(&p.bfs_files).all(printed)
+        };
         match self.from.take() {
             Some(p) if p.max_pieces != max || p.lines_per_file != lines_per_file => {
                 reporter.note("the checkpoint is of an export of other phases; starting from the beginning");
@@ -178,6 +233,13 @@ impl ExportCheckpoint {
             Some(p) if !fits(&p.consumed) => {
                 reporter
                     .note("the checkpoint's positions do not fit this database's phases; starting from the beginning");
+                fresh
+            }
+            Some(p) if lacks_prints(&p) => {
+                reporter.note(
+                    "the checkpoint is of an export that computed no fingerprint (--fingerprint); starting from the \
+                     beginning",
+                );
                 fresh
             }
             Some(p) if lacks_stats(&p) => {
@@ -329,6 +391,8 @@ struct Output {
     dir: Option<PathBuf>,
     current: Option<OpenFile>,
     done: Vec<ExportedFile>,
+    /// The fingerprint's cipher, when it is computed.
+    cipher: Option<crate::published::fingerprint::Cipher>,
 }
 
 struct OpenFile {
@@ -338,6 +402,8 @@ struct OpenFile {
     digest: FileDigest,
     lines: u64,
     bytes: u64,
+    /// Its part of the fingerprint so far.
+    print: crate::published::fingerprint::Part,
 }
 
 impl Output {
@@ -350,7 +416,28 @@ impl Output {
             }
             None => (PathBuf::new(), None),
         };
-        self.current = Some(OpenFile { name, tmp, writer, digest: FileDigest::new(), lines: 0, bytes: 0 });
+        let print = crate::published::fingerprint::Part::default();
+        self.current = Some(OpenFile { name, tmp, writer, digest: FileDigest::new(), lines: 0, bytes: 0, print });
+        Ok(())
+    }
+
+    /// Write lines to the current file: `texts`, each text with its number of lines.
+    fn write_all(&mut self, texts: &[(String, u64)]) -> Result<(), Error> {
+        if let Some(cipher) = &self.cipher {
+            let f = self.current.as_ref().expect("a file is open");
+            // Position and node numbers go on from the files before and the lines so far.
+            let before = |get: fn(&ExportedFile) -> u64| self.done.iter().map(get).sum::<u64>();
+            let first_position = before(|d| d.lines) + f.lines;
+            let first_node = before(|d| d.fingerprint.as_ref().map_or(0, |p| p.nodes)) + f.print.nodes;
+            let just: Vec<&str> = texts.iter().map(|(t, _)| t.as_str()).collect();
+            let part = crate::published::fingerprint::part_of_texts(cipher, &just, first_position, first_node)
+                .map_err(|e| Error::InvalidArgument(format!("{}: the export's own line: {e}", f.name)))?;
+            let f = self.current.as_mut().expect("a file is open");
+            f.print = f.print.then(part);
+        }
+        for (t, lines) in texts {
+            self.write(t, *lines)?;
+        }
         Ok(())
     }
 
@@ -373,7 +460,15 @@ impl Output {
             let path = d.join(&f.name);
             std::fs::rename(&f.tmp, &path).map_err(io(&path))?;
         }
-        self.done.push(ExportedFile { name: f.name, lines: f.lines, bytes: f.bytes, sha256: f.digest.finish() });
+        let fingerprint =
+            self.cipher.as_ref().map(|_| FilePrint { nodes: f.print.nodes, xor: format!("{:032x}", f.print.xor) });
+        self.done.push(ExportedFile {
+            name: f.name,
+            lines: f.lines,
+            bytes: f.bytes,
+            sha256: f.digest.finish(),
+            fingerprint,
+        });
         Ok(())
     }
 }
@@ -416,6 +511,19 @@ pub fn export_with(
     if opts.lines_per_file == 0 {
         return Err(Error::InvalidArgument("lines per file must be at least 1".into()));
     }
+    // A search from a smaller start (`bfs --max-pieces`) has BFS files of its own
+    // phases only: said before any file is written.
+    if let Some(f) = db.first_depths()?
+        && f.summary().start.pieces() < max
+    {
+        return Err(Error::InvalidArgument(format!(
+            "the stored breadth-first search starts in phase {} and reaches the phases with at most {} pieces \
+             only: export --max-pieces {} (or store a search from the initial position)",
+            f.summary().start,
+            f.summary().start.pieces(),
+            f.summary().start.pieces()
+        )));
+    }
     let index = GameIndex::build(geom, max)?;
     if let Some(dir) = out {
         std::fs::create_dir_all(dir).map_err(io(dir))?;
@@ -433,7 +541,7 @@ pub fn export_with(
         }
     }
     let lens: Vec<u64> = index.phases().iter().map(|p| p.len()).collect();
-    let mut progress = checkpoint.start(max, opts.lines_per_file, &lens, opts.stats, reporter);
+    let mut progress = checkpoint.start(max, opts.lines_per_file, &lens, (opts.stats, opts.fingerprint), reporter);
     let retro_from = if progress.retrograde_done { Vec::new() } else { std::mem::take(&mut progress.consumed) };
     let mut phase_values = Vec::new();
     for p in index.phases() {
@@ -490,14 +598,31 @@ pub fn export_with(
                     ..progress.clone()
                 })
             };
-            export_bfs_by_positions(f, layers.as_ref(), max, opts.lines_per_file, out, reporter, from, &mut file_done)?
+            let sink = (out, opts.fingerprint);
+            export_bfs_by_positions(f, layers.as_ref(), max, opts.lines_per_file, sink, reporter, from, &mut file_done)?
         }
-        (None, Some(b)) => export_bfs(geom, b, max, opts.lines_per_file, out, reporter)?,
+        (None, Some(b)) => export_bfs(geom, b, max, opts.lines_per_file, (out, opts.fingerprint), reporter)?,
         (None, None) => Vec::new(),
     };
     let digest = set_digest(bfs_files.iter().chain(&done).map(|f| f.sha256.as_str()));
     let stats = progress.stats;
-    Ok(ExportSummary { max_pieces: max, positions: total, bfs_files, retrograde_files: done, digest, stats })
+    let fingerprints = if !opts.fingerprint {
+        None
+    } else {
+        let missing = || Error::InvalidArgument("a file of the export lacks its part of the fingerprint".into());
+        let bfs = (!bfs_files.is_empty()).then(|| run_fingerprint(&bfs_files).ok_or_else(missing)).transpose()?;
+        let retrograde = run_fingerprint(&done).ok_or_else(missing)?;
+        Some(Fingerprints { retrograde: retrograde.to_string(), bfs: bfs.map(|b| b.to_string()) })
+    };
+    Ok(ExportSummary {
+        max_pieces: max,
+        positions: total,
+        bfs_files,
+        retrograde_files: done,
+        digest,
+        stats,
+        fingerprints,
+    })
 }
 
 /// The retrograde files of an export, from `cursors` on (the files of `progress` done):
@@ -529,7 +654,7 @@ fn export_retrograde(
     };
     let first_file = progress.retrograde_files.len() as u64;
     let stats = progress.stats.clone();
-    let result = with_writer(out, progress.retrograde_files.clone(), &mut file_done, |tx| {
+    let result = with_writer((out, opts.fingerprint), progress.retrograde_files.clone(), &mut file_done, |tx| {
         produce(geom, db, max, opts.lines_per_file, cursors, (first_file, before, stats), tx, reporter)
     });
     reporter.end();
@@ -556,24 +681,21 @@ type TaskLines = (String, u64, Vec<PhaseStats>);
 /// returned and every file. The writer's error comes first (it makes the producer's
 /// sends fail too).
 fn with_writer<R: Send>(
-    out: Option<&Path>,
+    (out, fingerprint): (Option<&Path>, bool),
     done: Vec<ExportedFile>,
     file_done: &mut FileDone<'_>,
     produce: impl FnOnce(&std::sync::mpsc::SyncSender<Message>) -> Result<R, Error>,
 ) -> Result<(R, Vec<ExportedFile>), Error> {
     let (tx, rx) = std::sync::mpsc::sync_channel::<Message>(2);
     let out_dir = out.map(Path::to_path_buf);
+    let cipher = fingerprint.then(crate::published::fingerprint::Cipher::new);
     let (produced, written) = std::thread::scope(|scope| {
         let writer = scope.spawn(move || {
-            let mut output = Output { dir: out_dir, current: None, done };
+            let mut output = Output { dir: out_dir, current: None, done, cipher };
             for m in rx {
                 match m {
                     Message::Open(name) => output.open(name)?,
-                    Message::Lines(texts) => {
-                        for (t, lines) in texts {
-                            output.write(&t, lines)?;
-                        }
-                    }
+                    Message::Lines(texts) => output.write_all(&texts)?,
                     Message::Close(mark) => {
                         output.close()?;
                         file_done(&output.done, mark)?;
@@ -596,44 +718,87 @@ fn with_writer<R: Send>(
     }
 }
 
-/// Write the published BFS files of a stored breadth-first search: one line per position
-/// with at most `max` pieces that has a reached node, in ascending code order: the code,
-/// `checkmate` for an immediate-win position, then 25 fields, field j the depth of node
-/// (position, j), empty when the search did not reach it.
+/// Write the published BFS files of a stored breadth-first search, as the published
+/// solver does: one line for every position with at most `max` pieces, in ascending code
+/// order: the code, `checkmate` for an immediate-win position, then 25 fields, field j
+/// the depth of node (position, j), `-1` when the search did not reach it but the node
+/// is non-trivial ([`bfs_nontrivial_nodes`] over the phases with at most `max` pieces),
+/// else empty.
 pub fn export_bfs(
     geom: &crate::game::Geometry,
     bfs: &crate::store::bfs::BfsFile,
     max: u32,
     lines_per_file: u64,
-    out: Option<&Path>,
+    (out, fingerprint): (Option<&Path>, bool),
     reporter: &dyn Reporter,
 ) -> Result<Vec<ExportedFile>, Error> {
     use crate::game::node::{key_code, key_index};
-    let mut fields = [None::<u32>; 25];
+    let index = GameIndex::build(geom, max)?;
+    let mut walks: Vec<Positions<'_>> = index.phases().iter().map(|p| p.positions(0..p.len())).collect();
+    let heads: Vec<Option<Position>> = walks.iter_mut().map(|w| w.next()).collect();
+    let mut all = AllPositions { walks, heads };
+    let mut fields = [None::<u32>; FIELDS];
     let mut current: Option<u64> = None;
-    reporter.begin("export BFS", bfs.summary().nodes);
-    let result = with_writer(out, Vec::new(), &mut |_, _| Ok(()), |tx| {
-        let mut lines = BfsLines::new(geom, FileSplitter::new(tx, max, Kind::Bfs, lines_per_file, 0));
+    reporter.begin("export BFS", index.len());
+    let result = with_writer((out, fingerprint), Vec::new(), &mut |_, _| Ok(()), |tx| {
+        let mut lines = BfsLines::new(geom, FileSplitter::new(tx, max, Kind::Bfs, lines_per_file, 0), reporter);
+        // The lines of every position before the one of `code`, then its own.
+        let mut up_to = |lines: &mut BfsLines<'_, '_>, code: u64, fields: &[Option<u32>; FIELDS]| {
+            if Position::from_code(code).phase().pieces() > max {
+                return Ok(());
+            }
+            while let Some(p) = all.next_below(code) {
+                lines.position(p, [None; FIELDS])?;
+            }
+            match all.next_below(code + 1) {
+                Some(p) => lines.position(p, *fields),
+                None => Err(crate::error::corrupt(
+                    bfs.path(),
+                    format!("a node of {}, which is not a canonical position of the phases", code_to_base64(code)),
+                )),
+            }
+        };
         bfs.for_each_block(|block| {
             for &(key, depth) in block {
                 let code = key_code(key);
                 if let Some(c) = current.filter(|&c| c != code) {
-                    lines.position(&Position::from_code(c), &fields)?;
-                    fields = [None; 25];
+                    up_to(&mut lines, c, &fields)?;
+                    fields = [None; FIELDS];
                 }
                 current = Some(code);
                 fields[key_index(key)] = Some(depth as u32);
             }
-            reporter.advance(block.len() as u64);
             Ok(())
         })?;
         if let Some(c) = current {
-            lines.position(&Position::from_code(c), &fields)?;
+            up_to(&mut lines, c, &fields)?;
+        }
+        while let Some(p) = all.next_below(u64::MAX) {
+            lines.position(p, [None; FIELDS])?;
         }
         lines.flush()
     });
     reporter.end();
     result.map(|((), files)| files)
+}
+
+/// Every position of some phases in ascending code order, merged from each phase's walk.
+struct AllPositions<'a> {
+    walks: Vec<Positions<'a>>,
+    /// Each phase's next position.
+    heads: Vec<Option<Position>>,
+}
+
+impl AllPositions<'_> {
+    /// The next position if its code is below `code`.
+    fn next_below(&mut self, code: u64) -> Option<Position> {
+        let k = (0..self.heads.len())
+            .filter(|&k| self.heads[k].is_some())
+            .min_by_key(|&k| self.heads[k].map(|h| h.code()))?;
+        let head = self.heads[k].filter(|h| h.code() < code)?;
+        self.heads[k] = self.walks[k].next();
+        Some(head)
+    }
 }
 
 /// Told at the end of every file: the files so far and where they end ([`Mark`]).
@@ -657,7 +822,7 @@ pub fn export_bfs_by_positions(
     layers: Option<&crate::store::node_layers::NodeLayers>,
     max: u32,
     lines_per_file: u64,
-    out: Option<&Path>,
+    (out, fingerprint): (Option<&Path>, bool),
     reporter: &dyn Reporter,
     (files, consumed): (Vec<ExportedFile>, Vec<u64>),
     file_done: &mut FileDone<'_>,
@@ -665,6 +830,15 @@ pub fn export_bfs_by_positions(
     use crate::store::first_depths::{NOT_REACHED, depths_from_sources, node_sources};
     let numbering = depths.numbering();
     let geom = numbering.index().geometry();
+    // The search's phases: those its start can reach.
+    let universe = depths.summary().start.pieces();
+    if max > universe {
+        return Err(Error::InvalidArgument(format!(
+            "the stored breadth-first search starts in phase {} and reaches the phases with at most {universe} \
+             pieces only: its BFS files are those of --max-pieces {universe}",
+            depths.summary().start
+        )));
+    }
     let all = depths.load_all()?;
     let at = |g: u64| Some(all[g as usize]).filter(|&d| d != NOT_REACHED).map(u32::from);
     let phases: Vec<(u64, &PhaseIndex)> = numbering
@@ -675,9 +849,8 @@ pub fn export_bfs_by_positions(
         .filter(|(_, p)| p.phase().pieces() <= max)
         .map(|(s, p)| (numbering.start(s), p))
         .collect();
-    // Per phase, its positions from where the export stands, and the index of the next
-    // one: a reached position right after the one before is made from it, one further
-    // away unranked anew.
+    // Per phase, its positions from where the export stands (every position has a
+    // line, reached or not), and the index of the next one.
     let mut walks: Vec<(u64, Positions<'_>)> = phases
         .iter()
         .enumerate()
@@ -686,26 +859,22 @@ pub fn export_bfs_by_positions(
             (from, p.positions(from..p.len()))
         })
         .collect();
-    // Per phase: its next reached index and position.
-    let mut next_reached = |k: usize| -> Option<(u64, Position)> {
-        let (start, p) = phases[k];
+    // Per phase: its next index and position.
+    let mut next_position = |k: usize| -> Option<(u64, Position)> {
         let (at, walk) = &mut walks[k];
-        let i = (*at..p.len()).find(|&i| all[(start + i) as usize] != NOT_REACHED)?;
-        if i != *at {
-            *walk = p.positions(i..p.len());
-        }
-        *at = i + 1;
-        walk.next().map(|pos| (i, pos))
+        let pos = walk.next()?;
+        *at += 1;
+        Some((*at - 1, pos))
     };
-    let mut heads: Vec<Option<(u64, Position)>> = (0..phases.len()).map(&mut next_reached).collect();
+    let mut heads: Vec<Option<(u64, Position)>> = (0..phases.len()).map(&mut next_position).collect();
     let lines_before: u64 = files.iter().map(|f| f.lines).sum();
     let summary = depths.summary();
-    reporter.begin("export BFS", summary.reached());
+    reporter.begin("export BFS", phases.iter().map(|(_, p)| p.len()).sum());
     reporter.resumed(lines_before);
     let first_file = files.len() as u64;
     // With node layers: the blocks (of every layer) that the batch's positions are in.
     let mut blocks = LayerBlocks::default();
-    let result = with_writer(out, files, file_done, |tx| {
+    let result = with_writer((out, fingerprint), files, file_done, |tx| {
         let mut files = FileSplitter::new(tx, max, Kind::Bfs, lines_per_file, first_file);
         let mut batch: Vec<(u64, Position)> = Vec::with_capacity(BATCH);
         loop {
@@ -720,7 +889,7 @@ pub fn export_bfs_by_positions(
                 };
                 let (i, pos) = heads[k].expect("chosen among the present");
                 batch.push((phases[k].0 + i, pos));
-                heads[k] = next_reached(k);
+                heads[k] = next_position(k);
             }
             if batch.is_empty() {
                 return Ok(());
@@ -733,9 +902,11 @@ pub fn export_bfs_by_positions(
                         .map(|chunk| {
                             let mut s = String::with_capacity(chunk.len() * 64);
                             for (g, p) in chunk {
-                                let first = u32::from(all[*g as usize]);
-                                let fields = layers.node_depths(blocks.of(*g), g % LAYER_BLOCK, first)?;
-                                write_bfs_line(geom, p, &fields, &mut s);
+                                let fields = match all[*g as usize] {
+                                    NOT_REACHED => [None; FIELDS],
+                                    first => layers.node_depths(blocks.of(*g), g % LAYER_BLOCK, first.into())?,
+                                };
+                                write_bfs_line(geom, p, &fields, bfs_nontrivial_nodes(geom, p, universe), &mut s);
                             }
                             Ok((s, chunk.len() as u64))
                         })
@@ -753,7 +924,8 @@ pub fn export_bfs_by_positions(
                             for &(g, _) in sources.iter() {
                                 crate::sys::prefetch(all.as_ptr().wrapping_add(g as usize));
                             }
-                            write_bfs_line(geom, p, &depths_from_sources(summary, sources, start, at), &mut s);
+                            let fields = depths_from_sources(summary, sources, start, at);
+                            write_bfs_line(geom, p, &fields, bfs_nontrivial_nodes(geom, p, universe), &mut s);
                         }
                         (s, chunk.len() as u64)
                     })
@@ -809,50 +981,50 @@ impl LayerBlocks {
     }
 }
 
-/// Bytes of node-list BFS lines sent to the writer at a time (a line more at most).
-const BFS_TEXT_BYTES: usize = 1 << 22;
-
-/// The published BFS files of a node-list search being made: lines in order, positions
-/// of more than the splitter's pieces left out, sent to the writer a few megabytes at a
-/// time.
+/// The published BFS files of a node-list search being made: positions in order, made
+/// into lines in parallel batches (a batch ends at the end of a file at the latest).
 struct BfsLines<'a, 't> {
     geom: &'a crate::game::Geometry,
     files: FileSplitter<'t>,
-    text: String,
-    lines: u64,
+    batch: Vec<(Position, [Option<u32>; FIELDS])>,
+    reporter: &'a dyn Reporter,
 }
 
 impl<'a, 't> BfsLines<'a, 't> {
-    /// The lines from the first file on, of positions of at most the splitter's pieces.
-    fn new(geom: &'a crate::game::Geometry, files: FileSplitter<'t>) -> BfsLines<'a, 't> {
-        BfsLines { geom, files, text: BfsLines::empty_text(), lines: 0 }
+    /// The lines from the first file on.
+    fn new(geom: &'a crate::game::Geometry, files: FileSplitter<'t>, reporter: &'a dyn Reporter) -> BfsLines<'a, 't> {
+        BfsLines { geom, files, batch: Vec::with_capacity(BATCH), reporter }
     }
 
     /// The line of canonical position `pos` with its node depths.
-    fn position(&mut self, pos: &Position, fields: &[Option<u32>; 25]) -> Result<(), Error> {
-        if pos.phase().pieces() > self.files.max {
-            return Ok(());
-        }
-        write_bfs_line(self.geom, pos, fields, &mut self.text);
-        self.lines += 1;
-        if self.lines == self.files.room() || self.text.len() > BFS_TEXT_BYTES {
+    fn position(&mut self, pos: Position, fields: [Option<u32>; FIELDS]) -> Result<(), Error> {
+        self.batch.push((pos, fields));
+        if self.batch.len() as u64 >= (BATCH as u64).min(self.files.room()) {
             self.flush()?;
         }
         Ok(())
     }
 
-    /// A text buffer at its full size (a line past [`BFS_TEXT_BYTES`] at most).
-    fn empty_text() -> String {
-        String::with_capacity(BFS_TEXT_BYTES + 256)
-    }
-
     fn flush(&mut self) -> Result<(), Error> {
-        if self.lines > 0 {
-            // The text goes to the writer thread; the next one starts at its full size.
-            let text = std::mem::replace(&mut self.text, BfsLines::empty_text());
-            self.files.send(vec![(text, self.lines)], self.lines, Mark::default)?;
-            self.lines = 0;
+        if self.batch.is_empty() {
+            return Ok(());
         }
+        let (geom, max) = (self.geom, self.files.max);
+        let texts: Vec<(String, u64)> = self
+            .batch
+            .par_chunks(TASK)
+            .map(|chunk| {
+                let mut s = String::with_capacity(chunk.len() * 64);
+                for (p, fields) in chunk {
+                    write_bfs_line(geom, p, fields, bfs_nontrivial_nodes(geom, p, max), &mut s);
+                }
+                (s, chunk.len() as u64)
+            })
+            .collect();
+        let n = self.batch.len() as u64;
+        self.files.send(texts, n, Mark::default)?;
+        self.reporter.advance(n);
+        self.batch.clear();
         Ok(())
     }
 }

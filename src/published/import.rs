@@ -114,8 +114,13 @@ pub fn list_files(from: &Path) -> Result<(u32, Vec<PathBuf>, Vec<PathBuf>), Erro
 
 /// Read published BFS files (in order) into the database's stored BFS (published
 /// convention). Every line is checked: a canonical position with at most `n` pieces,
-/// codes ascending, `checkmate` exactly on immediate wins, 25 fields, each empty or a
-/// depth below 256, at least one not empty. Returns the nodes read.
+/// codes ascending, `checkmate` exactly on immediate wins, 25 fields, each a depth below
+/// 256, `-1` (not reached) or empty, a field exactly on the non-trivial nodes
+/// ([`super::bfs_nontrivial_nodes`] over the phases with at most `n` pieces; a depth 0
+/// may also be on a trivial node, the start's). The published solver writes a line for
+/// every position, those without a reached node too (their fields empty or `-1`); a
+/// position without a line reads as one whose nodes were not reached. Returns the nodes
+/// read (those with a depth).
 pub fn import_bfs(geom: &Geometry, n: u32, files: &[PathBuf], db: &Path) -> Result<u64, Error> {
     use crate::game::node::{Convention, node_key};
     let mut layers: Vec<Vec<u64>> = Vec::new();
@@ -156,21 +161,37 @@ pub fn import_bfs(geom: &Geometry, n: u32, files: &[PathBuf], db: &Path) -> Resu
             if fields.len() != super::FIELDS {
                 return Err(bad(format!("{} fields after the code, not {}", fields.len(), super::FIELDS)));
             }
-            let mut any = false;
+            let nontrivial = super::bfs_nontrivial_nodes(geom, &pos, n);
             for (j, f) in fields.iter().enumerate() {
-                if f.is_empty() {
+                let given = !f.is_empty();
+                if given && *f == super::UNREACHED {
+                    if nontrivial >> j & 1 == 0 {
+                        return Err(bad(format!("field {j} is `-1` (not reached), but node {j} is trivial")));
+                    }
                     continue;
                 }
-                let d: u8 = f.parse().map_err(|_| bad(format!("field {j} is `{f}`, not a depth 0..=255")))?;
+                if !given {
+                    if nontrivial >> j & 1 != 0 {
+                        return Err(bad(format!("field {j} is empty, but node {j} is non-trivial (a depth or -1)")));
+                    }
+                    continue;
+                }
+                // Decimal as the solver writes it: digits only, no leading zero.
+                let plain = f.bytes().all(|b| b.is_ascii_digit()) && (f.len() == 1 || !f.starts_with('0'));
+                let d: u8 = plain
+                    .then(|| f.parse().ok())
+                    .flatten()
+                    .ok_or_else(|| bad(format!("field {j} is `{f}`, not a depth 0..=255 or -1")))?;
+                if d != 0 && nontrivial >> j & 1 == 0 {
+                    return Err(bad(format!(
+                        "field {j} holds depth {d}, but node {j} is trivial (no move leads to it)"
+                    )));
+                }
                 if layers.len() <= d as usize {
                     layers.resize(d as usize + 1, Vec::new());
                 }
                 layers[d as usize].push(node_key(code, j));
-                any = true;
                 nodes += 1;
-            }
-            if !any {
-                return Err(bad("no field holds a depth".into()));
             }
         }
     }

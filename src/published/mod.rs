@@ -16,6 +16,7 @@
 //! value of a win or loss in `N` plies is `N - 1`, so even values are wins.
 
 pub mod export;
+pub mod fingerprint;
 pub mod import;
 pub mod resolved;
 
@@ -142,19 +143,56 @@ pub fn write_line_of(pos: &Position, record: u64, reached: Option<u32>, out: &mu
     Ok(())
 }
 
-/// Append the BFS line of canonical position `pos` with its node depths `depths` (field
-/// j empty when node j was not reached), with its final newline, to `out`: the code,
-/// `checkmate` for an immediate-win position, then the 25 fields.
-pub fn write_bfs_line(geom: &Geometry, pos: &Position, depths: &[Option<u32>; FIELDS], out: &mut String) {
+/// The nodes of canonical position `pos` that the published solver's breadth-first
+/// search counts as non-trivial, as a mask of forbidden indices: those a move leads to
+/// from some position of the search's phases (every phase with at most `max_pieces`
+/// pieces), immediate wins included (its `count_nontrivial_node_and_make_bitvector(false)`):
+/// [`nontrivial_nodes`], and node 0 when a move that removed a piece leads to `pos` from
+/// a position of those phases (one with a side of five pieces losing one). Its BFS files
+/// write a field for exactly these nodes: the depth, or `-1` when the search did not
+/// reach it.
+pub fn bfs_nontrivial_nodes(geom: &Geometry, pos: &Position, max_pieces: u32) -> u32 {
+    let mut mask = nontrivial_nodes(geom, pos);
+    if mask & 1 == 0 {
+        let live = geom.min_pieces()..=geom.start_pieces();
+        crate::game::moves::unmoves_removing(geom, pos, |u| {
+            let p = u.pred.phase();
+            if live.contains(&p.player) && live.contains(&p.opponent) && p.pieces() <= max_pieces {
+                mask |= 1;
+            }
+        });
+    }
+    mask
+}
+
+/// What a BFS file writes for a node that is non-trivial but that the search did not
+/// reach (the published solver's depth `-1`).
+pub const UNREACHED: &str = "-1";
+
+/// Append the BFS line of canonical position `pos`, with its final newline, to `out`,
+/// as the published solver writes it: the code, `checkmate` for an immediate-win
+/// position, then the 25 fields: field `j` the depth `depths[j]` of node `(pos, j)`
+/// when the search reached it, else `-1` when the node is non-trivial (bit `j` of
+/// `nontrivial`, [`bfs_nontrivial_nodes`]), else empty. Every position of the search's
+/// phases has a line, reached or not.
+pub fn write_bfs_line(
+    geom: &Geometry,
+    pos: &Position,
+    depths: &[Option<u32>; FIELDS],
+    nontrivial: u32,
+    out: &mut String,
+) {
     push_base64(pos.code(), out);
     if is_immediate_win(geom, pos) {
         out.push(',');
         out.push_str(CHECKMATE);
     }
-    for d in depths {
+    for (j, d) in depths.iter().enumerate() {
         out.push(',');
-        if let Some(d) = d {
-            push_u32(out, *d);
+        match d {
+            Some(d) => push_u32(out, *d),
+            None if nontrivial >> j & 1 != 0 => out.push_str(UNREACHED),
+            None => {}
         }
     }
     out.push('\n');
@@ -392,10 +430,17 @@ mod tests {
                     3 => Some(u32::MAX - next(3) as u32),
                     _ => Some(next(1 << 20) as u32),
                 });
+                let nontrivial = next(1 << 25) as u32;
                 let mut b = String::new();
-                write_bfs_line(g, &c, &depths, &mut b);
+                write_bfs_line(g, &c, &depths, nontrivial, &mut b);
                 let mate = crate::game::moves::is_immediate_win(g, &c);
-                let fields: Vec<String> = depths.iter().map(|d| d.map_or(String::new(), |d| d.to_string())).collect();
+                let fields: Vec<String> = (0..FIELDS)
+                    .map(|j| match depths[j] {
+                        Some(d) => d.to_string(),
+                        None if nontrivial >> j & 1 == 1 => "-1".to_string(),
+                        None => String::new(),
+                    })
+                    .collect();
                 let code = crate::game::notation::code_to_base64(c.code());
                 let head = if mate { format!("{code},{CHECKMATE}") } else { code };
                 assert_eq!(b, format!("{head},{}\n", fields.join(",")));

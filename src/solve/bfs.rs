@@ -160,8 +160,13 @@ pub struct BfsReport {
     pub expand_checkmates: bool,
     /// Board side.
     pub board_side: u32,
-    /// Pieces per side at the start.
+    /// Pieces per side at the start of the game (the board's game).
     pub start_pieces: u32,
+    /// The phase of the position the search started from: `[start_pieces,
+    /// start_pieces]`, or a smaller one for a search from
+    /// [`Position::start`](crate::game::Position::start) of another phase
+    /// ([`crate::solve::bfs_positions::bfs_positions_from`]).
+    pub start_phase: [u32; 2],
     /// The depth limit asked for.
     pub max_depth: u32,
     /// The node budget asked for.
@@ -255,6 +260,7 @@ pub fn bfs_layers_with(
         expand_checkmates,
         board_side: geom.side(),
         start_pieces: geom.start_pieces(),
+        start_phase: [geom.start_pieces(), geom.start_pieces()],
         max_depth,
         max_nodes,
         layers: stats,

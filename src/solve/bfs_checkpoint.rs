@@ -229,6 +229,7 @@ impl Input {
 
 /// Read the checkpoint in `dir` into `masks` and the frontier (all zero before), for a
 /// search of `geom` whose global numbering has `phases` and `masks.len()` positions,
+/// from the start position of phase `start` (checked against the checkpoint's layer 0),
 /// with checkmates expanded as `expand_checkmates` says, to `max_depth`: `Ok(None)` when
 /// there is none. `set_frontier(w, bits)` stores frontier word `w` (only the words not
 /// zero). Returns the file and what else the checkpoint holds.
@@ -236,6 +237,7 @@ pub(crate) fn load(
     dir: &Path,
     geom: &Geometry,
     phases: &[Phase],
+    start: Phase,
     expand_checkmates: bool,
     max_depth: u32,
     masks: &[AtomicU32],
@@ -403,6 +405,15 @@ pub(crate) fn load(
         let end = HEADER_LEN as u64 + body_len;
         return Err(checksum_mismatch(&path, FileKind::BfsCheckpoint, "body", None, Some((HEADER_LEN as u64, end))));
     }
+    // Layer 0 is the start node alone: its phase says where the search started.
+    let started = stats[0].phases.iter().find(|l| l.nodes > 0).map(|l| Phase::new(l.phase[0], l.phase[1]));
+    if started != Some(start) {
+        return Err(Error::InvalidArgument(format!(
+            "{}: the checkpoint of a search from a start in phase {}, this one starts in {start}: {start_over}",
+            path.display(),
+            started.map_or("(none)".to_string(), |p| p.to_string())
+        )));
+    }
     let p = Progress { expand_checkmates, layers: stats, reached, frontier, seconds };
     Ok(Some((path, p)))
 }
@@ -459,7 +470,8 @@ mod tests {
     fn read(dir: &Path, g: &Geometry, mates: bool, max_depth: u32) -> Result<Option<(PathBuf, Progress)>, Error> {
         let universe = GameNumbering::build(g).expect("an index");
         let masks: Vec<AtomicU32> = (0..universe.len()).map(|_| AtomicU32::new(0)).collect();
-        load(dir, g, &universe.phases(), mates, max_depth, &masks, |_, _| {})
+        let s = g.start_pieces();
+        load(dir, g, &universe.phases(), Phase::new(s, s), mates, max_depth, &masks, |_, _| {})
     }
 
     #[test]
@@ -544,6 +556,10 @@ mod tests {
         refused(e, "search on another board");
         let e = bfs_first_depths_with(&g, false, u32::MAX, &ck, &Silent).expect_err("other checkmates");
         refused(e, "search with other checkmates");
+        let e = crate::solve::bfs_positions::bfs_first_depths_from(&g, Phase::new(3, 2), true, u32::MAX, &ck, &Silent)
+            .expect_err("another start");
+        let text = refused(e, "search from another start");
+        assert!(text.contains("phase (3,3), this one starts in (3,2)"), "{text}");
         assert!(path.is_file());
         let _ = std::fs::remove_dir_all(&dir);
     }

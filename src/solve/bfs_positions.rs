@@ -83,7 +83,7 @@ use rayon::prelude::*;
 
 use crate::error::{Error, io};
 use crate::game::moves::is_immediate_win;
-use crate::game::node::{Convention, children_with, key_code, key_index, start_key};
+use crate::game::node::{Convention, children_with, key_code, key_index, start_key_of};
 use crate::game::{Geometry, Phase, Position};
 use crate::index::{GameIndex, GameNumbering};
 use crate::progress::{Reporter, thousands};
@@ -196,6 +196,8 @@ impl Tally {
 #[derive(Debug)]
 pub struct FirstDepths {
     universe: GameNumbering,
+    /// The phase of the start position ([`Position::start`]).
+    start: Phase,
     /// The search's masks: node bits, and the first depth in the high bits.
     masks: Vec<AtomicU32>,
     /// The directory of the search's node layers, every layer's file there, when it
@@ -283,6 +285,11 @@ impl FirstDepths {
         self.universe.index()
     }
 
+    /// The phase of the position the search started from ([`Position::start`]).
+    pub fn start(&self) -> Phase {
+        self.start
+    }
+
     /// The directory of the search's node layers ([`crate::store::node_layers`]), one
     /// file per layer, when it kept them: to be made a database's with
     /// [`crate::store::node_layers::commit`] once its first depths are stored.
@@ -304,8 +311,28 @@ pub fn bfs_positions(
     max_depth: u32,
     reporter: &dyn Reporter,
 ) -> Result<BfsReport, Error> {
-    let universe = GameNumbering::build(geom)?;
-    search(geom, &universe, expand_checkmates, max_depth, &Checkpoints::default(), reporter).map(|(report, ..)| report)
+    bfs_positions_from(geom, game_start(geom), expand_checkmates, max_depth, reporter)
+}
+
+/// [`bfs_positions`] from [`Position::start`]`(geom, start)` instead of the initial
+/// position: for a phase with fewer pieces, the search of the published solver's `-s 8`
+/// or `-s 9` run ([`Phase::start_of`]), which reaches only the phases with at most as
+/// many pieces.
+pub fn bfs_positions_from(
+    geom: &Geometry,
+    start: Phase,
+    expand_checkmates: bool,
+    max_depth: u32,
+    reporter: &dyn Reporter,
+) -> Result<BfsReport, Error> {
+    let universe = GameNumbering::build_max(geom, start.pieces())?;
+    search(geom, &universe, start, expand_checkmates, max_depth, &Checkpoints::default(), reporter)
+        .map(|(report, ..)| report)
+}
+
+/// The phase of the game's initial position.
+fn game_start(geom: &Geometry) -> Phase {
+    Phase::new(geom.start_pieces(), geom.start_pieces())
 }
 
 /// [`bfs_positions`], also giving per position the depth of its first node (kept in the
@@ -370,9 +397,23 @@ pub fn bfs_first_depths_with(
     checkpoints: &Checkpoints,
     reporter: &dyn Reporter,
 ) -> Result<(BfsReport, FirstDepths), Error> {
-    let universe = GameNumbering::build(geom)?;
-    let (report, masks, node_layers) = search(geom, &universe, expand_checkmates, max_depth, checkpoints, reporter)?;
-    Ok((report, FirstDepths { universe, masks, node_layers }))
+    bfs_first_depths_from(geom, game_start(geom), expand_checkmates, max_depth, checkpoints, reporter)
+}
+
+/// [`bfs_first_depths_with`] from [`Position::start`]`(geom, start)` (see
+/// [`bfs_positions_from`]). A checkpoint must be of a search from the same start.
+pub fn bfs_first_depths_from(
+    geom: &Geometry,
+    start: Phase,
+    expand_checkmates: bool,
+    max_depth: u32,
+    checkpoints: &Checkpoints,
+    reporter: &dyn Reporter,
+) -> Result<(BfsReport, FirstDepths), Error> {
+    let universe = GameNumbering::build_max(geom, start.pieces())?;
+    let (report, masks, node_layers) =
+        search(geom, &universe, start, expand_checkmates, max_depth, checkpoints, reporter)?;
+    Ok((report, FirstDepths { universe, start, masks, node_layers }))
 }
 
 /// The first depth a mask holds ([`NOT_REACHED`] without a node).
@@ -405,6 +446,7 @@ pub fn store_first_depths(
         layers: report.layers.iter().map(|l| l.nodes).collect(),
         first_reached,
         positions: depths.len(),
+        start: depths.start(),
     };
     let geom = depths.index().geometry();
     let len = crate::store::first_depths::write(
@@ -438,6 +480,8 @@ const HUGE_PAGES_FROM_DEPTH: u32 = 13;
 struct Search<'a> {
     geom: &'a Geometry,
     universe: &'a GameNumbering,
+    /// The phase of the start position.
+    start: Phase,
     expand_checkmates: bool,
     masks: &'a [AtomicU32],
     /// The positions that gained a node in the current layer.
@@ -447,6 +491,7 @@ struct Search<'a> {
 fn search(
     geom: &Geometry,
     universe: &GameNumbering,
+    start_phase: Phase,
     expand_checkmates: bool,
     max_depth: u32,
     checkpoints: &Checkpoints,
@@ -457,6 +502,9 @@ fn search(
         return Err(Error::InvalidArgument(
             "the node layers of a search are kept beside its checkpoint: give a checkpoint directory".into(),
         ));
+    }
+    if !universe.phases().contains(&start_phase) {
+        return Err(Error::InvalidArgument(format!("phase {start_phase} is not a phase of {geom:?}")));
     }
     let n = len_usize(universe.len())?;
     let masks = zeroed::<AtomicU32>(n, "the reached-node masks of every position")?;
@@ -480,16 +528,25 @@ fn search(
         crate::sys::advise_huge_pages(&next.words);
         crate::sys::advise_huge_pages(&touched);
     }
-    let s = Search { geom, universe, expand_checkmates, masks: &masks, touched: &touched };
+    let s = Search { geom, universe, start: start_phase, expand_checkmates, masks: &masks, touched: &touched };
     let phases = universe.phases();
 
     let resumed = match &checkpoints.dir {
         Some(dir) => {
             let t = Instant::now();
-            let found = bfs_checkpoint::load(dir, geom, &phases, expand_checkmates, max_depth, &masks, |w, bits| {
-                cur.words[w].store(bits, Relaxed);
-                cur.dirty[w / CHUNK_WORDS].store(1, Relaxed);
-            })?;
+            let found = bfs_checkpoint::load(
+                dir,
+                geom,
+                &phases,
+                start_phase,
+                expand_checkmates,
+                max_depth,
+                &masks,
+                |w, bits| {
+                    cur.words[w].store(bits, Relaxed);
+                    cur.dirty[w / CHUNK_WORDS].store(1, Relaxed);
+                },
+            )?;
             found.map(|(path, p)| (path, p, t.elapsed().as_secs_f64()))
         }
         None => None,
@@ -503,7 +560,7 @@ fn search(
         let kept = match &resumed {
             Some((_, p, _)) => {
                 let touched: Vec<u64> = p.layers.iter().map(|l| l.positions).collect();
-                node_layers::holds_layers(dir, geom, expand_checkmates, universe.len(), &touched)
+                node_layers::holds_layers(dir, geom, (start_phase, expand_checkmates), universe.len(), &touched)
             }
             None => false,
         };
@@ -543,10 +600,10 @@ fn search(
         }
         None => {
             // Layer 0: the start node.
-            let start = start_key(geom);
+            let start = start_key_of(geom, start_phase);
             let p = Position::from_code(key_code(start));
             let Some((g, slot)) = universe.global_of(&p) else {
-                return Err(Error::InvalidArgument(format!("the initial position of {geom:?} is not in the index")));
+                return Err(Error::InvalidArgument(format!("the start position of {geom:?} is not in the index")));
             };
             masks[g as usize].store(1 << key_index(start), Relaxed);
             cur.set(g);
@@ -632,6 +689,7 @@ fn search(
         expand_checkmates,
         board_side: geom.side(),
         start_pieces: geom.start_pieces(),
+        start_phase: [start_phase.player, start_phase.opponent],
         max_depth,
         max_nodes: u64::MAX,
         layers: progress.layers,
@@ -778,6 +836,7 @@ impl Search<'_> {
         let (len, written) = node_layers::write_layer(
             dir,
             self.geom,
+            self.start,
             self.expand_checkmates,
             depth,
             masks.len() as u64,

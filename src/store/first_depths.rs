@@ -23,7 +23,7 @@ use rayon::prelude::*;
 use crate::error::{Error, FileKind, checksum_mismatch, corrupt, io};
 use crate::game::forbidden::unmoves_with_node_index;
 use crate::game::moves::{is_immediate_win, unmoves_removing};
-use crate::game::node::{node_key, start_key};
+use crate::game::node::{node_key, start_key_of};
 use crate::game::{Geometry, Phase, Position};
 use crate::index::GameNumbering;
 use crate::store::file::{
@@ -72,6 +72,16 @@ pub struct FirstDepthSummary {
     pub first_reached: Vec<u64>,
     /// Positions of the game (reached or not).
     pub positions: u64,
+    /// The phase of the position the search started from
+    /// ([`Position::start`]): the game's own phase, or a smaller one for a search of the
+    /// published solver's `-s 8` or `-s 9` kind (`ostledb bfs --max-pieces`). Serialised
+    /// as `[player, opponent]`.
+    #[serde(serialize_with = "phase_pair")]
+    pub start: Phase,
+}
+
+fn phase_pair<S: serde::Serializer>(p: &Phase, s: S) -> Result<S::Ok, S::Error> {
+    serde::Serialize::serialize(&[p.player, p.opponent], s)
 }
 
 impl FirstDepthSummary {
@@ -163,8 +173,7 @@ pub fn write(
         }
         out.finish(&index, |tail| {
             let mut h = [0u8; HEADER_LEN];
-            let s = geom.start_pieces();
-            h[0..16].copy_from_slice(&prefix(&MAGIC, VERSION, geom, Phase::new(s, s)));
+            h[0..16].copy_from_slice(&prefix(&MAGIC, VERSION, geom, summary.start));
             h[16] = summary.expand_checkmates as u8;
             h[17] = summary.complete as u8;
             h[20..24].copy_from_slice(&(depths as u32).to_le_bytes());
@@ -253,21 +262,31 @@ impl FirstDepthFile {
         }
         let counts: Vec<u64> = index[(blocks as usize) * ENTRY_LEN..].chunks_exact(8).map(|c| le_u64(c, 0)).collect();
         let (layers, first_reached) = counts.split_at(depths as usize);
+        let start = Phase::new(h[14] as u32, h[15] as u32);
+        if !Phase::all(geom, u32::MAX).contains(&start) {
+            return Err(corrupt(&path, format!("the start's phase {start} is not a phase of the board")));
+        }
         let summary = FirstDepthSummary {
             expand_checkmates: h[16] == 1,
             complete: h[17] == 1,
             layers: layers.to_vec(),
             first_reached: first_reached.to_vec(),
             positions,
+            start,
         };
         if at != index_at || summary.nodes() != le_u64(&h, 64) || summary.reached() > positions {
             return Err(corrupt(&path, "the blocks, the node count and the layer counts disagree"));
         }
-        let numbering = GameNumbering::build(geom)?;
+        // The search's universe: the phases its start can reach.
+        let numbering = GameNumbering::build_max(geom, start.pieces())?;
         if numbering.len() != positions {
             return Err(corrupt(
                 &path,
-                format!("{positions} positions, but the game on this board has {}", numbering.len()),
+                format!(
+                    "{positions} positions, but the phases with at most {} pieces on this board have {}",
+                    start.pieces(),
+                    numbering.len()
+                ),
             ));
         }
         Ok(Some(FirstDepthFile {
@@ -498,7 +517,7 @@ pub fn node_sources(
     if only.is_none_or(|o| o == 0) {
         unmoves_removing(geom, canon, |u| offer(&u.pred, 0));
     }
-    only.is_none_or(|o| o == 0) && node_key(canon.code(), 0) == start_key(geom)
+    only.is_none_or(|o| o == 0) && node_key(canon.code(), 0) == start_key_of(geom, summary.start)
 }
 
 /// The depth of every node from [`node_sources`]' answer and the first depths of

@@ -77,6 +77,7 @@ struct Entry {
 pub fn write_layer(
     dir: &Path,
     geom: &Geometry,
+    start: Phase,
     expand_checkmates: bool,
     depth: u32,
     positions: u64,
@@ -142,8 +143,7 @@ pub fn write_layer(
         }
         let len = out.finish(&index, |tail| {
             let mut h = [0u8; HEADER_LEN];
-            let s = geom.start_pieces();
-            h[0..16].copy_from_slice(&prefix(&MAGIC, VERSION, geom, Phase::new(s, s)));
+            h[0..16].copy_from_slice(&prefix(&MAGIC, VERSION, geom, start));
             h[16] = expand_checkmates as u8;
             h[20..24].copy_from_slice(&depth.to_le_bytes());
             h[24..32].copy_from_slice(&positions.to_le_bytes());
@@ -176,12 +176,13 @@ struct LayerFile {
 
 impl LayerFile {
     /// Open the file of layer `depth` in `dir` (`Ok(None)` when there is none) and
-    /// check it is of a search of `geom` with `expand_checkmates` over `positions`.
+    /// check it is of a search of `geom` from the start of phase `start` with
+    /// `expand_checkmates` over `positions`.
     fn open(
         dir: &Path,
         geom: &Geometry,
         depth: u32,
-        expand_checkmates: bool,
+        (start, expand_checkmates): (Phase, bool),
         positions: u64,
     ) -> Result<Option<LayerFile>, Error> {
         let path = layer_path(dir, depth);
@@ -190,12 +191,17 @@ impl LayerFile {
         else {
             return Ok(None);
         };
-        if h[16] != expand_checkmates as u8 || le_u32(&h, 20) != depth || le_u64(&h, 24) != positions {
+        let started = Phase::new(h[14] as u32, h[15] as u32);
+        if h[16] != expand_checkmates as u8
+            || le_u32(&h, 20) != depth
+            || le_u64(&h, 24) != positions
+            || started != start
+        {
             return Err(corrupt(
                 &path,
                 format!(
-                    "a layer of another search: depth {}, {} positions, checkmates expanded {} (the database's \
-                     search: depth {depth}, {positions} positions, {expand_checkmates})",
+                    "a layer of another search: depth {}, {} positions, checkmates expanded {}, start in {started} \
+                     (the database's search: depth {depth}, {positions} positions, {expand_checkmates}, {start})",
                     le_u32(&h, 20),
                     le_u64(&h, 24),
                     h[16] == 1
@@ -317,7 +323,8 @@ impl NodeLayers {
         let depths = summary.layers.len() as u32;
         let mut layers = Vec::with_capacity(depths as usize);
         for d in 0..depths {
-            let Some(f) = LayerFile::open(&dir, geom, d, summary.expand_checkmates, summary.positions)? else {
+            let search = (summary.start, summary.expand_checkmates);
+            let Some(f) = LayerFile::open(&dir, geom, d, search, summary.positions)? else {
                 return Err(corrupt(
                     &dir,
                     format!("no file of layer {d}, though the stored search has {depths} layers"),
@@ -403,12 +410,19 @@ impl NodeLayers {
 }
 
 /// Whether directory `dir` holds the files of layers `0..touched.len()` of a search of
-/// `geom` with `expand_checkmates` over `positions`, layer `d` with `touched[d]`
-/// positions (what a search resumed from its checkpoint needs to go on keeping its
-/// layers). Damaged or missing files are `false`.
-pub fn holds_layers(dir: &Path, geom: &Geometry, expand_checkmates: bool, positions: u64, touched: &[u64]) -> bool {
+/// `geom` from the start of phase `start` with `expand_checkmates` over `positions`,
+/// layer `d` with `touched[d]` positions (what a search resumed from its checkpoint
+/// needs to go on keeping its layers). Damaged or missing files are `false`.
+pub fn holds_layers(
+    dir: &Path,
+    geom: &Geometry,
+    (start, expand_checkmates): (Phase, bool),
+    positions: u64,
+    touched: &[u64],
+) -> bool {
     touched.iter().enumerate().all(|(d, &t)| {
-        matches!(LayerFile::open(dir, geom, d as u32, expand_checkmates, positions), Ok(Some(f)) if f.touched == t)
+        let search = (start, expand_checkmates);
+        matches!(LayerFile::open(dir, geom, d as u32, search, positions), Ok(Some(f)) if f.touched == t)
     })
 }
 
