@@ -418,6 +418,26 @@ fn bfs_reproduces_the_published_layers_to_depth_8() {
     assert_ne!(without[6], 147_620);
 }
 
+/// `bfs --by-positions --max-pieces 8` searches from the published solver's `-s 8`
+/// start (4 pieces a side, on the first four squares of their rows) over phase (4,4)
+/// only: its first layers are the solver's (its log of `solver -b -s 8`, in
+/// tests/data/reference-s8/run.txt), and the text report names the start.
+#[test]
+fn bfs_by_positions_from_the_8_piece_start_gives_the_solvers_layers() {
+    let v = json_stdout(&["bfs", "--by-positions", "--max-pieces", "8", "--max-depth", "5", "--json", "--quiet"]);
+    let got: Vec<u64> = v["layers"].as_array().expect("layers").iter().map(|l| l["nodes"].as_u64().unwrap()).collect();
+    assert_eq!(got, [1, 12, 133, 1_082, 5_890, 26_305]);
+    assert_eq!(v["start_phase"], serde_json::json!([4, 4]));
+    assert_eq!(v["positions_reached"][1], 160_900_185, "phase (4,4) alone");
+    let o = ostledb(&["bfs", "--by-positions", "--max-pieces", "8", "--max-depth", "1", "--quiet"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success() && text.contains("22220-00000-00300-00000-11110"), "{text}");
+    // Only with --by-positions, and only 8 to 10.
+    for args in [&["bfs", "--max-pieces", "8"][..], &["bfs", "--by-positions", "--max-pieces", "7"]] {
+        assert_eq!(ostledb(args).status.code(), Some(2), "{args:?}");
+    }
+}
+
 /// The layers of a `bfs --json` report, each without its seconds (the only field two
 /// runs of the same search may differ in).
 fn layers_but_seconds(v: &Value) -> Vec<Value> {

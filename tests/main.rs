@@ -14,6 +14,8 @@ mod interesting;
 mod layers;
 mod published;
 mod query;
+// The published solver's own output (tests/data/reference-s8).
+mod reference;
 // `ostledb serve`: the router in process and the binary over loopback.
 #[cfg(all(feature = "cli", feature = "serve"))]
 mod serve;

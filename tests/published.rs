@@ -51,6 +51,23 @@ fn export_to(db: &Path, out: Option<&Path>) -> ExportSummary {
     export(&db, &opts, out, &Silent).expect("export")
 }
 
+/// The published solver's fingerprint of the run whose files, in order, are `names` in
+/// `dir`, computed line by line.
+fn fingerprint_of_files(dir: &Path, names: &[&str]) -> u64 {
+    use ostledb::published::fingerprint::{Cipher, Parsed, fold};
+    let cipher = Cipher::new();
+    let (mut xor, mut positions, mut nodes) = (0u128, 0u64, 0u64);
+    for name in names {
+        for line in std::fs::read_to_string(dir.join(name)).unwrap().lines() {
+            let p = Parsed::of(&format!("{line}\n")).unwrap();
+            xor ^= p.part(&cipher, positions, nodes).xor;
+            positions += p.lines();
+            nodes += p.nodes();
+        }
+    }
+    fold(xor)
+}
+
 fn files_of(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
         .unwrap()
@@ -86,6 +103,21 @@ fn export_import_export_is_byte_identical() {
     let second = export_to(&db2, Some(&b));
     assert_eq!(second, first);
     assert_eq!(files_of(&a), files_of(&b));
+    // The fingerprint of each run, as the export computes it, is that of its files'
+    // lines read back one by one; the imported database's is the same.
+    let printed = |db: &Path| {
+        let opts = ExportOptions { lines_per_file: LINES, fingerprint: true, ..ExportOptions::default() };
+        export(&Database::open(db).unwrap(), &opts, None, &Silent).unwrap()
+    };
+    let with_prints = printed(&db);
+    let f = with_prints.fingerprints.clone().expect("asked for");
+    let bfs_names: Vec<&str> = first.bfs_files.iter().map(|f| f.name.as_str()).collect();
+    let retro_names: Vec<&str> = first.retrograde_files.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(f.bfs, Some(fingerprint_of_files(&a, &bfs_names).to_string()));
+    assert_eq!(f.retrograde, fingerprint_of_files(&a, &retro_names).to_string());
+    assert_ne!(f.bfs, Some(f.retrograde.clone()));
+    assert_eq!(printed(&db2).fingerprints, Some(f));
+    assert_eq!(with_prints.digest, first.digest);
     // The imported database holds what the solve stored, record for record.
     let (d1, d2) = (Database::open(&db).unwrap(), Database::open(&db2).unwrap());
     for p in d1.index().phases() {
@@ -310,10 +342,17 @@ fn the_cli_exports_a_digest_and_imports() {
         db2.to_str().unwrap(),
     ]);
     assert_eq!(code, Some(0));
-    let (code, json, _) = run(&["export", "--digest", "--json", "--quiet", "--db", db2.to_str().unwrap()]);
+    let (code, json, _) =
+        run(&["export", "--digest", "--json", "--fingerprint", "--quiet", "--db", db2.to_str().unwrap()]);
     assert_eq!(code, Some(0));
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["digest"], digest.as_str());
+    let opts = ExportOptions { fingerprint: true, ..ExportOptions::default() };
+    let printed = export(&Database::open(&db).unwrap(), &opts, None, &Silent).unwrap();
+    assert_eq!(v["fingerprints"]["retrograde"], printed.fingerprints.unwrap().retrograde.as_str());
+    let (code, text, _) = run(&["export", "--digest", "--fingerprint", "--quiet", "--db", db2.to_str().unwrap()]);
+    assert_eq!(code, Some(0));
+    assert!(text.contains(&format!("fingerprint of the retrograde files {}\n", v["fingerprints"]["retrograde"].as_str().unwrap())), "{text}");
     assert_eq!(v["retrograde_files"][0]["name"], "ostle_6_retrograde_output0000.txt");
     // Bad input: exit code 2 and one line naming the file.
     let (code, _, err) = run(&["import", "--from", "/nonexistent-ostle-dir", "--db", db2.to_str().unwrap()]);
@@ -388,6 +427,51 @@ fn bfs_files_hold_every_position_and_every_reached_node_at_its_depth() {
     assert!(unreached > 0 && bare > 0, "{unreached} nodes not reached, {bare} positions without a reached node");
     assert_eq!(set_digest(files.iter().map(|f| f.sha256.as_str())).len(), 64);
     for d in [dir, out] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+/// A search from a smaller start (the published solver's `-s N`: here the 3x3 board's
+/// (3,2) start, 5 pieces) covers the phases with at most that many pieces only: its
+/// first-depth file numbers only those, `export` of more pieces is refused before any
+/// file is written, and the BFS files of its own pieces have a line for every position
+/// of those phases, the start at depth 0, the same from node lists imported back.
+#[test]
+fn a_search_from_a_smaller_start_covers_its_own_phases() {
+    use ostledb::game::Phase;
+    use ostledb::game::symmetry::canonical_code;
+    use ostledb::index::GameIndex;
+    use ostledb::solve::bfs_positions::{Checkpoints, bfs_first_depths_from, store_first_depths};
+    let g = geom();
+    let start = Phase::start_of(&g, 5).expect("a phase of 5 pieces");
+    assert_eq!(start, Phase::new(3, 2));
+    let db = solved_db("smaller-start");
+    let (report, depths) = bfs_first_depths_from(&g, start, true, 200, &Checkpoints::default(), &Silent).unwrap();
+    assert_eq!(report.start_phase, [3, 2]);
+    assert_eq!(depths.len(), GameIndex::build(&g, 5).unwrap().len());
+    store_first_depths(&db, &report, &depths, &Silent).unwrap();
+    let out = tmpdir("smaller-start-out");
+    let d = Database::open(&db).unwrap();
+    let all = export(&d, &ExportOptions { lines_per_file: LINES, ..ExportOptions::default() }, Some(&out), &Silent);
+    assert!(matches!(&all, Err(Error::InvalidArgument(m)) if m.contains("--max-pieces 5")), "{all:?}");
+    assert!(!out.exists() || std::fs::read_dir(&out).unwrap().next().is_none(), "no file written");
+    let opts = ExportOptions { max_pieces: Some(5), lines_per_file: LINES, ..ExportOptions::default() };
+    let five = export(&d, &opts, Some(&out), &Silent).unwrap();
+    let lines: u64 = five.bfs_files.iter().map(|f| f.lines).sum();
+    assert_eq!((lines, five.positions), (GameIndex::build(&g, 5).unwrap().len(), lines));
+    let start_code = ostledb::game::notation::code_to_base64(canonical_code(&g, &Position::start(&g, start)));
+    let text: String = five.bfs_files.iter().map(|f| std::fs::read_to_string(out.join(&f.name)).unwrap()).collect();
+    let start_line = text.lines().find(|l| l.starts_with(&format!("{start_code},"))).expect("the start's line");
+    assert_eq!(start_line.split(',').nth(1), Some("0"), "{start_line}");
+    assert_eq!(text.lines().filter(|l| l.split(',').any(|f| f == "0")).count(), 1, "one node at depth 0");
+    // Imported back (node lists) and exported again: the same files.
+    let db2 = tmpdir("smaller-start-db2");
+    import(&g, &out, &db2, &pack_opts(), &Silent).expect("import");
+    let again = tmpdir("smaller-start-again");
+    let d2 = Database::open(&db2).unwrap();
+    assert_eq!(export(&d2, &opts, Some(&again), &Silent).unwrap(), five);
+    assert_eq!(files_of(&out), files_of(&again));
+    for d in [db, out, db2, again] {
         let _ = std::fs::remove_dir_all(d);
     }
 }
