@@ -184,7 +184,7 @@ impl FileKind {
         let dir = db.display();
         match self {
             FileKind::Metadata => format!(
-                "rebuild it with `ostledb pack --db {dir}` (it reads the value files; add a --backend for each key index to list)"
+                "rebuild it with `ostledb repair --db {dir}` (it reads the value files' own headers and counts their values; no other command writes to the database until then)"
             ),
             FileKind::Values => {
                 // The solver's phase file of the same phase, if it was kept, holds every value.
@@ -353,6 +353,19 @@ pub enum Error {
         block: Option<u64>,
         /// The bytes the checksum covers (start..end in the file), where known.
         bytes: Option<(u64, u64)>,
+    },
+    /// A write refused before it touched anything, because it could lose data: the
+    /// database's metadata cannot be read (so which files are the database is not
+    /// known), or value files lie in a generation that no metadata names and that no
+    /// solver's phase file backs. Not damage in itself: exit code 2.
+    #[error("{}: {reason}; nothing was written or removed. {advice}", .path.display())]
+    WriteRefused {
+        /// The database directory.
+        path: PathBuf,
+        /// Why the write could lose data.
+        reason: String,
+        /// What to do: `ostledb repair`, as a rule.
+        advice: String,
     },
     /// Another process is writing the database.
     #[error("{path} is being written by {holder}; wait for it to finish (one writer at a time)")]

@@ -713,7 +713,7 @@ fn solve_query_stats_verify_and_corruption_on_phase_4_4() {
 
 /// A solved and packed database of the 4x4 board with three pieces a side (four phases
 /// in three groups, 2 to 6 pieces), in a fresh temporary directory named after `name`.
-fn small_database(name: &str) -> std::path::PathBuf {
+pub(crate) fn small_database(name: &str) -> std::path::PathBuf {
     use ostledb::game::Geometry;
     use ostledb::solve::SolveOptions;
     use ostledb::solve::retrograde::solve_into;

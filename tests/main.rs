@@ -14,6 +14,9 @@ mod interesting;
 mod layers;
 mod published;
 mod query;
+// A damaged metadata file: writers refuse, `ostledb repair` rebuilds it (runs the binary).
+#[cfg(feature = "cli")]
+mod repair;
 // `ostledb serve`: the router in process and the binary over loopback.
 #[cfg(all(feature = "cli", feature = "serve"))]
 mod serve;

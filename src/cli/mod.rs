@@ -15,6 +15,7 @@ pub mod pack;
 pub mod positions;
 pub mod progress;
 pub mod query;
+pub mod repair;
 #[cfg(feature = "serve")]
 pub mod serve;
 pub mod solve;
@@ -73,6 +74,8 @@ pub enum Command {
     Export(export::ExportArgs),
     /// Build a database from published text files (retrograde, and BFS when present).
     Import(import::ImportArgs),
+    /// Rebuild a damaged, unreadable or lost metadata file from the value files.
+    Repair(repair::RepairArgs),
     /// Serve the database over HTTP: a JSON API and the web explorer (read-only, loopback by default).
     #[cfg(feature = "serve")]
     Serve(serve::ServeArgs),
@@ -235,6 +238,7 @@ fn dispatch(cli: Cli, signals: &Signals) -> Result<(), Error> {
         Command::Index(a) => pack::run_index(a),
         Command::Export(a) => export::run(a),
         Command::Import(a) => import::run(a),
+        Command::Repair(a) => repair::run(a),
         #[cfg(feature = "serve")]
         Command::Serve(a) => serve::run(a),
     }

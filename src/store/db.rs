@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use crate::error::Error;
+use crate::error::{Error, FileKind};
 use crate::game::forbidden::published_node_index;
 use crate::game::symmetry::canonical;
 use crate::game::{Geometry, Phase, Position};
@@ -685,6 +685,24 @@ fn missing(dir: &Path) -> Error {
     let unpacked = std::fs::read_dir(dir)
         .map(|d| d.flatten().any(|e| e.file_name().to_string_lossy().ends_with(".vals")))
         .unwrap_or(false);
+    // Value files in a generation no metadata names: the metadata was lost.
+    let orphan = std::fs::read_dir(dir).ok().and_then(|d| {
+        d.flatten().map(|e| e.path()).find(|p| {
+            p.file_name().and_then(|n| n.to_str()).and_then(crate::error::generation_of).is_some()
+                && std::fs::read_dir(p).is_ok_and(|mut g| {
+                    g.any(|f| f.is_ok_and(|f| FileKind::of_path(&f.path()) == Some(FileKind::Values)))
+                })
+        })
+    });
+    if let Some(generation) = orphan {
+        return Error::InvalidArgument(format!(
+            "{} has no metadata file ({}), but {} holds value files: if the metadata was lost, `ostledb repair --db {}` rebuilds it from them",
+            dir.display(),
+            meta::FILE,
+            generation.display(),
+            dir.display()
+        ));
+    }
     if unpacked {
         Error::InvalidArgument(format!(
             "{} holds solved phases but is not a finished database (no {}): run `ostledb pack --db {}` to finish it",
