@@ -372,7 +372,16 @@ fn import_first_depths(
         let p = p.to_path_buf();
         move |e| Error::Io { path: p.clone(), source: e }
     };
-    let text = std::fs::read_to_string(report).map_err(io(report))?;
+    // A bound no report of `bfs --json` comes near (a few KB), and never a FIFO.
+    let bytes = crate::store::file::read_capped(report, 1 << 20).map_err(io(report))?;
+    if bytes.len() > 1 << 20 {
+        return Err(Error::InvalidArgument(format!(
+            "--import-report {}: over 1 MiB, not the --json output of `ostledb bfs`",
+            report.display()
+        )));
+    }
+    let text = String::from_utf8(bytes)
+        .map_err(|_| Error::InvalidArgument(format!("--import-report {}: not UTF-8 text", report.display())))?;
     let bad = |why: String| Error::InvalidArgument(format!("--import-report {}: {why}", report.display()));
     let r: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(format!("not JSON: {e}")))?;
     let field =
@@ -410,7 +419,7 @@ fn import_first_depths(
     }
     // One pass to count the positions first reached at each depth, one to store.
     let mut first_reached = vec![0u64; 256];
-    let mut f = std::io::BufReader::with_capacity(1 << 22, std::fs::File::open(raw).map_err(io(raw))?);
+    let mut f = std::io::BufReader::with_capacity(1 << 22, crate::store::file::open_regular(raw).map_err(io(raw))?);
     let mut buf = vec![0u8; 1 << 22];
     loop {
         let n = f.read(&mut buf).map_err(io(raw))?;
@@ -430,7 +439,7 @@ fn import_first_depths(
     }
     first_reached.truncate(layers.len());
     let summary = FirstDepthSummary { expand_checkmates, complete, layers, first_reached, positions };
-    let mut f = std::fs::File::open(raw).map_err(io(raw))?;
+    let mut f = crate::store::file::open_regular(raw).map_err(io(raw))?;
     let len =
         crate::store::first_depths::write(db, g, &summary, |_, out| f.read_exact(out).map_err(io(raw)), reporter)?;
     Ok((summary, len))

@@ -208,6 +208,14 @@ pub fn parse_line(line: &str) -> Result<(u64, Fields), String> {
             return Err(format!("field {j} (`{f}`) is not a published value (a number, or empty)"));
         }
         let v: u32 = f.parse().map_err(|_| format!("field {j} (`{f}`) is not a number"))?;
+        // N - 1 for a win or loss in N plies: N at most MAX_DIST, as every file of ostledb.
+        let max = crate::record::value::MAX_DIST - 1;
+        if v > max {
+            return Err(format!(
+                "field {j} (`{f}`) is out of range: a value is at most {max}, a win or loss in {} plies",
+                max + 1
+            ));
+        }
         nodes[j] = Some(value_code(v).ok_or_else(|| format!("field {j} (`{f}`) is out of range"))?);
     }
     Ok((code, Fields::Nodes(nodes)))
