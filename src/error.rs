@@ -294,6 +294,22 @@ pub enum Error {
     /// A command-line or API argument out of range.
     #[error("{0}")]
     InvalidArgument(String),
+    /// A count or size outside the range ostledb takes for it (a line of more plies than
+    /// [`MAX_LINE_PLIES`](crate::analysis::query::MAX_LINE_PLIES), say): `what` must be
+    /// from `min` to `max`.
+    #[error("{what} must be from {min} to {max}, not {given}{}", if .why.is_empty() { String::new() } else { format!(" ({})", .why) })]
+    OutOfRange {
+        /// The argument, as the caller wrote it: `max_plies`, `--max-plies`.
+        what: String,
+        /// The value given, as written (a Python integer may be wider than any Rust one).
+        given: String,
+        /// The least value taken.
+        min: u64,
+        /// The greatest value taken.
+        max: u64,
+        /// Why the bound is there, in a few words (may be empty).
+        why: String,
+    },
     /// A database file is damaged or is not what its name says: truncated, impossible
     /// values, another board or phase. (A bad magic, a file of a newer format and a
     /// checksum mismatch have variants of their own.)

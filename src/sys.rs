@@ -50,6 +50,33 @@ pub fn memory_headroom() -> Option<u64> {
     }
 }
 
+/// Refuse `n` items of about `bytes_each` bytes (`what`: "a sample of 10 codes") that the
+/// memory this process can count on ([`memory_headroom`]) does not hold, before any of
+/// it is allocated: [`Error::OutOfMemory`] naming the most items that fit (`unit`:
+/// "codes"). Where no bound is known (no `/proc`), only a size that overflows is refused.
+/// A count a caller gives (a Python `sample`, `bench --lookups`) is checked with this so
+/// that asking for too much is an error, not an abort or the kernel's OOM killer.
+pub fn check_memory(what: &str, n: u64, bytes_each: u64, unit: &str) -> Result<(), Error> {
+    let bytes = n.checked_mul(bytes_each).filter(|&b| b <= isize::MAX as u64);
+    let headroom = memory_headroom();
+    match (bytes, headroom) {
+        (Some(b), Some(left)) if b <= left => Ok(()),
+        (Some(_), None) => Ok(()),
+        _ => Err(Error::OutOfMemory {
+            what: what.to_string(),
+            bytes: bytes.unwrap_or(u64::MAX),
+            advice: match headroom {
+                Some(left) => format!(
+                    "this process can count on {} MB (its ulimit -v and the machine's available memory), enough for {} {unit} at about {bytes_each} bytes each",
+                    left / 1_000_000,
+                    left / bytes_each.max(1)
+                ),
+                None => format!("no machine has that much; ask for fewer {unit}"),
+            },
+        }),
+    }
+}
+
 /// An empty vector with room for `n` elements, or, where the memory cannot be had,
 /// [`Error::OutOfMemory`] saying it was for `what` and what to do (`advice`): a large
 /// allocation that fails is then an error with exit code 2, not an abort of the process.

@@ -153,6 +153,11 @@ async fn the_line_starts_with_the_first_best_move_and_its_length_is_bounded() {
             // A decided line ends with the move that ends the game, after `plies` plies.
             assert_eq!(line.len() as u64, v["plies"].as_u64().unwrap(), "{b}");
             assert_eq!(line.last().unwrap()["move"]["plies"], 1);
+            assert_eq!(v["line_end"]["reason"], "game-over", "{b}");
+        } else {
+            // A drawn line stops where it repeats (issue 61), or at max_plies.
+            let end = &v["line_end"];
+            assert!(end["reason"] == "repeats" || (end["reason"] == "max-plies" && line.len() == 200), "{b}: {end}");
         }
         checked += 1;
     }

@@ -27,6 +27,10 @@ pub enum ConventionArg {
     Strict,
 }
 
+/// `--max-nodes` unless given: 3.2 GB of stored nodes, which stops the standard game's node
+/// lists near depth 13.
+const DEFAULT_MAX_NODES: u64 = 400_000_000;
+
 /// Arguments of `ostledb bfs`.
 #[derive(Debug, Args)]
 #[command(
@@ -49,9 +53,11 @@ pub struct BfsArgs {
     #[arg(long, default_value_t = 10, value_name = "N")]
     pub max_depth: u32,
     /// Stop cleanly before the stored nodes (all layers) exceed this many (8 bytes each,
-    /// plus working space of about the size of the last layer).
-    #[arg(long, default_value_t = 400_000_000, value_name = "N")]
-    pub max_nodes: u64,
+    /// plus working space of about the size of the last layer). Default: 400,000,000
+    /// (3.2 GB); a value whose nodes do not fit in the memory this process can have
+    /// (`ulimit -v`, available memory) is refused.
+    #[arg(long, value_name = "N")]
+    pub max_nodes: Option<u64>,
     /// Search over positions instead of node lists: 4.375 bytes per position of the game
     /// and nothing per node, so the whole game to its last layer fits in 12.0 GB (the node
     /// lists stop near depth 13). Published convention only; --max-nodes does not apply.
@@ -199,6 +205,13 @@ pub fn run(args: BfsArgs, signals: &Signals) -> Result<(), Error> {
             )));
         }
     }
+    let max_nodes = match args.max_nodes {
+        Some(n) if !args.by_positions => {
+            crate::sys::check_memory(&format!("the nodes of --max-nodes {n}"), n, 8, "nodes")?;
+            n
+        }
+        _ => DEFAULT_MAX_NODES,
+    };
     let mates = !args.no_checkmate_expansion;
     if let Some(raw) = &args.import_first_depths {
         let report = args.import_report.as_deref().expect("clap requires --import-report");
@@ -208,12 +221,12 @@ pub fn run(args: BfsArgs, signals: &Signals) -> Result<(), Error> {
     let mut stored_first_depths = None;
     let checkpoints = Checkpoints {
         dir: args.checkpoint_dir(),
-        every: Some(std::time::Duration::from_secs(60 * args.checkpoint_minutes)),
+        every: Some(crate::cli::minutes(args.checkpoint_minutes)),
         stop: Some(signals.stop.clone()),
         node_layers: args.node_layers,
     };
     let (report, first_depth) = if !args.by_positions {
-        (bfs_layers_with(g, convention, mates, args.max_depth, args.max_nodes, &reporter), None)
+        (bfs_layers_with(g, convention, mates, args.max_depth, max_nodes, &reporter), None)
     } else if query_node.is_some() || args.first_depths_out.is_some() || args.store || checkpoints.dir.is_some() {
         let (report, depths) = bfs_first_depths_with(g, mates, args.max_depth, &checkpoints, &reporter)?;
         if let Some(path) = &args.first_depths_out {

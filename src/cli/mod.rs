@@ -133,7 +133,7 @@ impl WalkCheckpointArgs {
         db: &crate::store::Database,
         reporter: &dyn crate::progress::Reporter,
     ) -> Result<crate::analysis::sweep::Checkpoint<A>, Error> {
-        let every = std::time::Duration::from_secs(60 * self.checkpoint_minutes);
+        let every = minutes(self.checkpoint_minutes);
         crate::analysis::sweep::Checkpoint::open(self.checkpoint.as_deref(), command, db, every, reporter)
     }
 }
@@ -249,6 +249,27 @@ fn dispatch(cli: Cli, signals: &Signals) -> Result<(), Error> {
 /// or "1" without saying so.
 pub fn at_least_one() -> clap::builder::RangedU64ValueParser<usize> {
     clap::builder::RangedU64ValueParser::<usize>::new().range(1..)
+}
+
+/// The value parser of a count from 1 to `max`: clap refuses anything else with exit
+/// code 2, naming the range.
+pub fn one_to(max: usize) -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::<usize>::new().range(1..=max as u64)
+}
+
+/// The most threads a command starts (`solve --threads`, `serve --threads`,
+/// `serve --max-probes`): far more than any machine has cores; each thread takes a
+/// stack, and 10^11 of them used to abort `serve` in a failed 800 GB allocation.
+pub const MAX_THREADS: usize = 1024;
+
+/// The most connections `serve --max-connections` keeps open at once (each is a file
+/// descriptor and its buffers); more used to panic in the runtime's semaphore.
+pub const MAX_CONNECTIONS: usize = 65_536;
+
+/// Minutes in seconds for a checkpoint interval, saturating (a huge `--checkpoint-minutes`
+/// is "never" rather than an overflow).
+pub fn minutes(m: u64) -> std::time::Duration {
+    std::time::Duration::from_secs(m.saturating_mul(60))
 }
 
 /// Start the process's worker threads (rayon's global pool): `threads` of them, or one per

@@ -8,7 +8,7 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::cli::db::{BackendArgs, open};
-use crate::cli::{CommonArgs, at_least_one};
+use crate::cli::{CommonArgs, MAX_CONNECTIONS, MAX_THREADS, one_to};
 use crate::error::Error;
 use crate::serve::Limits;
 
@@ -42,15 +42,15 @@ pub struct ServeArgs {
     /// makes the database reachable from other machines.
     #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR:PORT")]
     pub bind: SocketAddr,
-    /// Threads answering connections (default: one per core).
-    #[arg(long, value_name = "N", value_parser = at_least_one())]
+    /// Threads answering connections, 1 to 1,024 (default: one per core).
+    #[arg(long, value_name = "N", value_parser = one_to(MAX_THREADS))]
     pub threads: Option<usize>,
-    /// Probes (database lookups) running at once; requests beyond wait up to 5 s, then
-    /// get 503 (default: two per core).
-    #[arg(long, value_name = "N", value_parser = at_least_one())]
+    /// Probes (database lookups) running at once, 1 to 1,024 (a thread each); requests
+    /// beyond wait up to 5 s, then get 503 (default: two per core).
+    #[arg(long, value_name = "N", value_parser = one_to(MAX_THREADS))]
     pub max_probes: Option<usize>,
-    /// Connections open at once; more wait until one closes.
-    #[arg(long, default_value_t = 1024, value_name = "N", value_parser = at_least_one())]
+    /// Connections open at once, 1 to 65,536; more wait until one closes.
+    #[arg(long, default_value_t = 1024, value_name = "N", value_parser = one_to(MAX_CONNECTIONS))]
     pub max_connections: usize,
     /// Seconds a client has to send a request's headers; an idle keep-alive connection
     /// is closed after as long.

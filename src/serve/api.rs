@@ -103,9 +103,11 @@ impl IntoResponse for ApiError {
 /// (404), the server's want of memory (503), or a damaged database or failed read (500).
 pub fn status_of(e: &Error) -> StatusCode {
     match e {
-        Error::Notation(_) | Error::InvalidPosition(_) | Error::NotAPredecessor | Error::InvalidArgument(_) => {
-            StatusCode::BAD_REQUEST
-        }
+        Error::Notation(_)
+        | Error::InvalidPosition(_)
+        | Error::NotAPredecessor
+        | Error::InvalidArgument(_)
+        | Error::OutOfRange { .. } => StatusCode::BAD_REQUEST,
         Error::MissingDatabase { .. } => StatusCode::NOT_FOUND,
         Error::OutOfMemory { .. } => StatusCode::SERVICE_UNAVAILABLE,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
@@ -324,7 +326,8 @@ async fn position(State(app): Shared, uri: Uri, headers: HeaderMap) -> Result<Re
 /// variation, as `ostledb query --json --line --max-plies N`.
 async fn line(State(app): Shared, uri: Uri, headers: HeaderMap) -> Result<Response, ApiError> {
     let p = Params::parse(&uri, &["board", "prev", "max_plies"], app.limits.max_query_bytes)?;
-    let plies = p.number("max_plies", 1..=app.limits.max_line_plies as u64, 40)? as u32;
+    let most = app.limits.max_line_plies.min(crate::analysis::query::MAX_LINE_PLIES);
+    let plies = p.number("max_plies", 1..=most as u64, 40)? as u32;
     let (board, prev) = p.board_and_prev()?;
     if let Some(r) = app.not_modified(&headers) {
         return Ok(r);

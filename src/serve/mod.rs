@@ -52,7 +52,9 @@ pub struct Limits {
     /// The most bytes of a request's head (request line and headers); more gets 431 and
     /// the connection is closed.
     pub max_head_bytes: usize,
-    /// The longest principal variation `/api/v1/line` computes (`max_plies`).
+    /// The longest principal variation `/api/v1/line` computes (`max_plies`); at most
+    /// [`MAX_LINE_PLIES`](crate::analysis::query::MAX_LINE_PLIES), its default: a
+    /// greater value is taken as that.
     pub max_line_plies: u32,
     /// Print one line per request on stderr (method, path, status, microseconds).
     pub log_requests: bool,
@@ -69,7 +71,7 @@ impl Default for Limits {
             header_timeout: Duration::from_secs(10),
             max_query_bytes: 1024,
             max_head_bytes: 16 * 1024,
-            max_line_plies: 1000,
+            max_line_plies: crate::analysis::query::MAX_LINE_PLIES,
             log_requests: false,
         }
     }

@@ -27,6 +27,40 @@ pub fn default_budget() -> usize {
     }
 }
 
+/// A cache budget asked for in megabytes (`what` names the argument: `--cache-mb`,
+/// `cache_mb`), in bytes; refused when it does not fit in a `usize`, or when this
+/// process's address-space limit (`ulimit -v`) leaves less than twice that (the cache
+/// would fill until an allocation fails), or when it is more than the machine's
+/// available memory. 0 is taken: no block is kept.
+pub fn budget_of_mb(mb: u64, what: &str) -> Result<usize, crate::error::Error> {
+    use crate::error::Error;
+    let bytes = mb.checked_mul(1 << 20).filter(|&b| b <= usize::MAX as u64).ok_or_else(|| Error::OutOfRange {
+        what: what.to_string(),
+        given: mb.to_string(),
+        min: 0,
+        max: usize::MAX as u64 >> 20,
+        why: "megabytes in a usize".to_string(),
+    })?;
+    if let Some(left) = crate::sys::address_space_left()
+        && bytes > left / 2
+    {
+        return Err(Error::InvalidArgument(format!(
+            "{what} {mb}: the memory limit of this process (ulimit -v) leaves {} MB; give at most {}, or leave {what} out",
+            left >> 20,
+            left >> 21
+        )));
+    }
+    if let Some(free) = crate::sys::memory_available()
+        && bytes > free
+    {
+        return Err(Error::InvalidArgument(format!(
+            "{what} {mb}: the machine has {} MB of memory available; give at most that, or leave {what} out",
+            free >> 20
+        )));
+    }
+    Ok(bytes as usize)
+}
+
 /// One decoded block: its planes as decompressed (`schema/FORMAT.md`: base low bytes,
 /// base high bytes, special moves, then the special values' low and high bytes), kept
 /// as they are, plus a rank directory over the special moves, so that decoding a block
