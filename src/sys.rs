@@ -33,6 +33,62 @@ pub fn address_space_left() -> Option<u64> {
     Some(limit.saturating_sub(size * 1024))
 }
 
+/// This process's address-space limit in bytes (`ulimit -v`, `RLIMIT_AS`, read with
+/// `getrlimit`); `None` when there is none or it cannot be read.
+pub fn address_space_limit() -> Option<u64> {
+    #[cfg(unix)]
+    {
+        let mut r = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        // SAFETY: `r` is a valid rlimit for getrlimit to fill.
+        if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut r) } != 0 || r.rlim_cur == libc::RLIM_INFINITY {
+            return None;
+        }
+        // The field's type differs between platforms (u64 on Linux).
+        #[allow(clippy::unnecessary_cast)]
+        Some(r.rlim_cur as u64)
+    }
+    #[cfg(not(unix))]
+    None
+}
+
+/// The address space glibc's allocator reserves for each heap it gives a thread of its
+/// own (an arena, `HEAP_MAX_SIZE` on 64-bit: 64 MiB, mapped without access until used).
+pub const MALLOC_ARENA_RESERVE: u64 = 64 << 20;
+
+/// The size from which glibc's allocator maps each allocation by itself, under an
+/// address-space limit ([`fit_malloc_to_limit`]).
+pub const MALLOC_MMAP_THRESHOLD: usize = 256 << 10;
+
+/// Under an address-space limit (`ulimit -v`), fit glibc's allocator to it, and return
+/// how many per-thread heaps (arenas) it may make. It makes no more arenas than take
+/// an eighth of the limit (at least the main one): by default every thread that
+/// allocates gets one, up to 8 per core, and each reserves [`MALLOC_ARENA_RESERVE`];
+/// under `ulimit -v 200000` the first two threads' reservations took 128 MiB of the
+/// 195 MiB, and `ostledb serve` then aborted on an allocation of 16 bytes. Threads
+/// share the heaps there are (more waiting on their locks). And an allocation of
+/// [`MALLOC_MMAP_THRESHOLD`] or more is mapped by itself and unmapped when freed, always
+/// (by default the threshold rises to the largest size freed, up to 32 MiB, and then
+/// such blocks are cut from the heap, which freed holes leave larger than what is
+/// live: a server under `ulimit -v 200000` answering lines of 277 KB ran out of room
+/// with its heap at 128 MiB). Nothing changes without a limit or on another allocator
+/// (`None`). Call it before threads are started.
+pub fn fit_malloc_to_limit() -> Option<u64> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        let limit = address_space_limit()?;
+        let arenas = (limit / 8 / MALLOC_ARENA_RESERVE).max(1);
+        // SAFETY: mallopt only sets tunables of the allocator; M_ARENA_MAX takes any
+        // positive count, M_MMAP_THRESHOLD any size up to 32 MiB.
+        unsafe {
+            libc::mallopt(libc::M_ARENA_MAX, arenas.min(i32::MAX as u64) as libc::c_int);
+            libc::mallopt(libc::M_MMAP_THRESHOLD, MALLOC_MMAP_THRESHOLD as libc::c_int);
+        }
+        Some(arenas)
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    None
+}
+
 /// Memory the system can still give without swapping (MemAvailable in `/proc/meminfo`),
 /// `None` where it cannot be read.
 pub fn memory_available() -> Option<u64> {
@@ -249,6 +305,16 @@ mod tests {
             assert!(now > 0 && peak >= now, "{now} {peak}");
         }
         super::release_free_memory();
+    }
+
+    #[test]
+    fn the_address_space_limit_is_what_proc_says() {
+        // getrlimit and /proc/self/limits agree (both `None` without a limit).
+        let limits = std::fs::read_to_string("/proc/self/limits").ok();
+        if let Some(l) = limits.as_deref().and_then(|l| l.lines().find(|l| l.starts_with("Max address space"))) {
+            let soft = l["Max address space".len()..].split_whitespace().next().unwrap();
+            assert_eq!(super::address_space_limit(), soft.parse::<u64>().ok(), "{l}");
+        }
     }
 
     #[test]

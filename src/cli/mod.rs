@@ -284,6 +284,8 @@ pub fn start_threads(threads: Option<usize>) -> Result<(), Error> {
     if *started {
         return Ok(());
     }
+    // Before any thread allocates: under `ulimit -v`, fewer heaps of the allocator's own.
+    crate::sys::fit_malloc_to_limit();
     let mut pool = rayon::ThreadPoolBuilder::new();
     if let Some(t) = threads {
         pool = pool.num_threads(t);
