@@ -1,5 +1,8 @@
 //! Integration tests: one binary, one module per concern.
 
+// tools/attack.py --quick on a small database (runs the binary).
+#[cfg(all(feature = "cli", feature = "serve"))]
+mod attack;
 mod bruteforce;
 // The web explorer in Chromium, through chromedriver.
 #[cfg(all(feature = "cli", feature = "serve"))]
