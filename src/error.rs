@@ -34,7 +34,8 @@ impl Error {
             Error::Corrupt { .. }
             | Error::BadMagic { .. }
             | Error::ChecksumMismatch { .. }
-            | Error::VerifyFailed(_) => EXIT_CORRUPT,
+            | Error::VerifyFailed(_)
+            | Error::FoundDamaged(_) => EXIT_CORRUPT,
             Error::ClosedPipe => 0,
             _ => EXIT_FAILED,
         }
@@ -294,6 +295,10 @@ pub enum Error {
     /// A command-line or API argument out of range.
     #[error("{0}")]
     InvalidArgument(String),
+    /// A file found damaged before, said again without reading it again (a key index
+    /// that failed its checks when first opened): the first error's message.
+    #[error("{0}")]
+    FoundDamaged(String),
     /// A count or size outside the range ostledb takes for it (a line of more plies than
     /// [`MAX_LINE_PLIES`](crate::analysis::query::MAX_LINE_PLIES), say): `what` must be
     /// from `min` to `max`.

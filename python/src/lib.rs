@@ -57,7 +57,9 @@ fn to_py(py: Python<'_>, e: Error, at: At) -> PyErr {
         }
         Error::MissingDatabase { .. } if at == At::Open => "DatabaseNotFoundError",
         Error::MissingDatabase { .. } => "MissingPhaseError",
-        Error::Corrupt { .. } | Error::BadMagic { .. } | Error::ChecksumMismatch { .. } => "CorruptDatabaseError",
+        Error::Corrupt { .. } | Error::BadMagic { .. } | Error::ChecksumMismatch { .. } | Error::FoundDamaged(_) => {
+            "CorruptDatabaseError"
+        }
         Error::UnknownBackend { .. } | Error::BackendNotCompiled { .. } | Error::BackendMissing { .. } => {
             "BackendError"
         }
