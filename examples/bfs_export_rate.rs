@@ -61,7 +61,7 @@ fn main() {
         layers.as_ref(),
         10,
         LINES_PER_FILE,
-        None,
+        (None, false),
         &Silent,
         (Vec::new(), Vec::new()),
         &mut |f, _| {

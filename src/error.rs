@@ -34,7 +34,8 @@ impl Error {
             Error::Corrupt { .. }
             | Error::BadMagic { .. }
             | Error::ChecksumMismatch { .. }
-            | Error::VerifyFailed(_) => EXIT_CORRUPT,
+            | Error::VerifyFailed(_)
+            | Error::FoundDamaged(_) => EXIT_CORRUPT,
             Error::ClosedPipe => 0,
             _ => EXIT_FAILED,
         }
@@ -184,7 +185,7 @@ impl FileKind {
         let dir = db.display();
         match self {
             FileKind::Metadata => format!(
-                "rebuild it with `ostledb pack --db {dir}` (it reads the value files; add a --backend for each key index to list)"
+                "rebuild it with `ostledb repair --db {dir}` (it reads the value files' own headers and counts their values; no other command writes to the database until then)"
             ),
             FileKind::Values => {
                 // The solver's phase file of the same phase, if it was kept, holds every value.
@@ -294,6 +295,26 @@ pub enum Error {
     /// A command-line or API argument out of range.
     #[error("{0}")]
     InvalidArgument(String),
+    /// A file found damaged before, said again without reading it again (a key index
+    /// that failed its checks when first opened): the first error's message.
+    #[error("{0}")]
+    FoundDamaged(String),
+    /// A count or size outside the range ostledb takes for it (a line of more plies than
+    /// [`MAX_LINE_PLIES`](crate::analysis::query::MAX_LINE_PLIES), say): `what` must be
+    /// from `min` to `max`.
+    #[error("{what} must be from {min} to {max}, not {given}{}", if .why.is_empty() { String::new() } else { format!(" ({})", .why) })]
+    OutOfRange {
+        /// The argument, as the caller wrote it: `max_plies`, `--max-plies`.
+        what: String,
+        /// The value given, as written (a Python integer may be wider than any Rust one).
+        given: String,
+        /// The least value taken.
+        min: u64,
+        /// The greatest value taken.
+        max: u64,
+        /// Why the bound is there, in a few words (may be empty).
+        why: String,
+    },
     /// A database file is damaged or is not what its name says: truncated, impossible
     /// values, another board or phase. (A bad magic, a file of a newer format and a
     /// checksum mismatch have variants of their own.)
@@ -353,6 +374,19 @@ pub enum Error {
         block: Option<u64>,
         /// The bytes the checksum covers (start..end in the file), where known.
         bytes: Option<(u64, u64)>,
+    },
+    /// A write refused before it touched anything, because it could lose data: the
+    /// database's metadata cannot be read (so which files are the database is not
+    /// known), or value files lie in a generation that no metadata names and that no
+    /// solver's phase file backs. Not damage in itself: exit code 2.
+    #[error("{}: {reason}; nothing was written or removed. {advice}", .path.display())]
+    WriteRefused {
+        /// The database directory.
+        path: PathBuf,
+        /// Why the write could lose data.
+        reason: String,
+        /// What to do: `ostledb repair`, as a rule.
+        advice: String,
     },
     /// Another process is writing the database.
     #[error("{path} is being written by {holder}; wait for it to finish (one writer at a time)")]

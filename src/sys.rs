@@ -33,6 +33,62 @@ pub fn address_space_left() -> Option<u64> {
     Some(limit.saturating_sub(size * 1024))
 }
 
+/// This process's address-space limit in bytes (`ulimit -v`, `RLIMIT_AS`, read with
+/// `getrlimit`); `None` when there is none or it cannot be read.
+pub fn address_space_limit() -> Option<u64> {
+    #[cfg(unix)]
+    {
+        let mut r = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        // SAFETY: `r` is a valid rlimit for getrlimit to fill.
+        if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut r) } != 0 || r.rlim_cur == libc::RLIM_INFINITY {
+            return None;
+        }
+        // The field's type differs between platforms (u64 on Linux).
+        #[allow(clippy::unnecessary_cast)]
+        Some(r.rlim_cur as u64)
+    }
+    #[cfg(not(unix))]
+    None
+}
+
+/// The address space glibc's allocator reserves for each heap it gives a thread of its
+/// own (an arena, `HEAP_MAX_SIZE` on 64-bit: 64 MiB, mapped without access until used).
+pub const MALLOC_ARENA_RESERVE: u64 = 64 << 20;
+
+/// The size from which glibc's allocator maps each allocation by itself, under an
+/// address-space limit ([`fit_malloc_to_limit`]).
+pub const MALLOC_MMAP_THRESHOLD: usize = 256 << 10;
+
+/// Under an address-space limit (`ulimit -v`), fit glibc's allocator to it, and return
+/// how many per-thread heaps (arenas) it may make. It makes no more arenas than take
+/// an eighth of the limit (at least the main one): by default every thread that
+/// allocates gets one, up to 8 per core, and each reserves [`MALLOC_ARENA_RESERVE`];
+/// under `ulimit -v 200000` the first two threads' reservations took 128 MiB of the
+/// 195 MiB, and `ostledb serve` then aborted on an allocation of 16 bytes. Threads
+/// share the heaps there are (more waiting on their locks). And an allocation of
+/// [`MALLOC_MMAP_THRESHOLD`] or more is mapped by itself and unmapped when freed, always
+/// (by default the threshold rises to the largest size freed, up to 32 MiB, and then
+/// such blocks are cut from the heap, which freed holes leave larger than what is
+/// live: a server under `ulimit -v 200000` answering lines of 277 KB ran out of room
+/// with its heap at 128 MiB). Nothing changes without a limit or on another allocator
+/// (`None`). Call it before threads are started.
+pub fn fit_malloc_to_limit() -> Option<u64> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        let limit = address_space_limit()?;
+        let arenas = (limit / 8 / MALLOC_ARENA_RESERVE).max(1);
+        // SAFETY: mallopt only sets tunables of the allocator; M_ARENA_MAX takes any
+        // positive count, M_MMAP_THRESHOLD any size up to 32 MiB.
+        unsafe {
+            libc::mallopt(libc::M_ARENA_MAX, arenas.min(i32::MAX as u64) as libc::c_int);
+            libc::mallopt(libc::M_MMAP_THRESHOLD, MALLOC_MMAP_THRESHOLD as libc::c_int);
+        }
+        Some(arenas)
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    None
+}
+
 /// Memory the system can still give without swapping (MemAvailable in `/proc/meminfo`),
 /// `None` where it cannot be read.
 pub fn memory_available() -> Option<u64> {
@@ -47,6 +103,33 @@ pub fn memory_headroom() -> Option<u64> {
     match (address_space_left(), memory_available()) {
         (Some(a), Some(m)) => Some(a.min(m)),
         (a, m) => a.or(m),
+    }
+}
+
+/// Refuse `n` items of about `bytes_each` bytes (`what`: "a sample of 10 codes") that the
+/// memory this process can count on ([`memory_headroom`]) does not hold, before any of
+/// it is allocated: [`Error::OutOfMemory`] naming the most items that fit (`unit`:
+/// "codes"). Where no bound is known (no `/proc`), only a size that overflows is refused.
+/// A count a caller gives (a Python `sample`, `bench --lookups`) is checked with this so
+/// that asking for too much is an error, not an abort or the kernel's OOM killer.
+pub fn check_memory(what: &str, n: u64, bytes_each: u64, unit: &str) -> Result<(), Error> {
+    let bytes = n.checked_mul(bytes_each).filter(|&b| b <= isize::MAX as u64);
+    let headroom = memory_headroom();
+    match (bytes, headroom) {
+        (Some(b), Some(left)) if b <= left => Ok(()),
+        (Some(_), None) => Ok(()),
+        _ => Err(Error::OutOfMemory {
+            what: what.to_string(),
+            bytes: bytes.unwrap_or(u64::MAX),
+            advice: match headroom {
+                Some(left) => format!(
+                    "this process can count on {} MB (its ulimit -v and the machine's available memory), enough for {} {unit} at about {bytes_each} bytes each",
+                    left / 1_000_000,
+                    left / bytes_each.max(1)
+                ),
+                None => format!("no machine has that much; ask for fewer {unit}"),
+            },
+        }),
     }
 }
 
@@ -222,6 +305,16 @@ mod tests {
             assert!(now > 0 && peak >= now, "{now} {peak}");
         }
         super::release_free_memory();
+    }
+
+    #[test]
+    fn the_address_space_limit_is_what_proc_says() {
+        // getrlimit and /proc/self/limits agree (both `None` without a limit).
+        let limits = std::fs::read_to_string("/proc/self/limits").ok();
+        if let Some(l) = limits.as_deref().and_then(|l| l.lines().find(|l| l.starts_with("Max address space"))) {
+            let soft = l["Max address space".len()..].split_whitespace().next().unwrap();
+            assert_eq!(super::address_space_limit(), soft.parse::<u64>().ok(), "{l}");
+        }
     }
 
     #[test]

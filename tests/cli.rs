@@ -196,6 +196,39 @@ const BAD_INPUT: &[(&[&str], Option<&str>)] = &[
     (&["bench", "--lookups", "0"], None),
     (&["bench", "--sled-keys", "0"], None),
     (&["bench", "--sled-lookups", "0"], None),
+    // Counts beyond their bounds (issue 61): refused before anything is allocated, where
+    // they used to abort in a failed allocation, panic or run until killed.
+    (&["query", "22220-00000-00300-00000-11110", "--line", "--max-plies", "1001"], None),
+    (&["query", "22220-00000-00300-00000-11110", "--line", "--max-plies", "4294967295"], None),
+    (&["solve", "--threads", "1025", "--db", "/dev/null/ostledb"], None),
+    (&["serve", "--threads", "100000000000"], None),
+    (&["serve", "--max-probes", "18446744073709551615"], None),
+    (&["serve", "--max-connections", "65537"], None),
+    (&["bench", "--batch", "1048577"], None),
+    (&["bench", "--rounds", "1001"], None),
+    (&["bench", "--cold", "10", "--cold-rounds", "18446744073709551615"], None),
+    (&["interesting", "--list", "1001"], None),
+    (
+        &["bench", "--db", GOLDEN, "--no-build", "--backend", "rank", "--lookups", "100000000000"],
+        Some("not enough memory for the key sets of --lookups 100000000000 (8800000 MB); this process can count on"),
+    ),
+    (
+        &["bench", "--db", GOLDEN, "--no-build", "--backend", "rank", "--lookups", "10", "--queries", "100000000000"],
+        Some("not enough memory for --queries 100000000000 (6400000 MB)"),
+    ),
+    (
+        &["bench", "--db", GOLDEN, "--cold", "100000000000"],
+        Some("not enough memory for --cold 100000000000 with --cold-rounds 3"),
+    ),
+    (
+        &["bfs", "--max-nodes", "18446744073709551615", "--max-depth", "1"],
+        Some("not enough memory for the nodes of --max-nodes 18446744073709551615"),
+    ),
+    (
+        &["query", "--db", GOLDEN, "--cache-mb", "18446744073709551615", "111-030-222"],
+        Some("--cache-mb must be from 0 to 17592186044415, not 18446744073709551615"),
+    ),
+    (&["query", "--db", GOLDEN, "--cache-mb", "1000000000000", "111-030-222"], Some("--cache-mb 1000000000000: the ")),
 ];
 
 #[test]
@@ -672,6 +705,13 @@ fn solve_query_stats_verify_and_corruption_on_phase_4_4() {
         json_stdout(&["query", "--db", db, "22220-00000-00300-00000-11110", "--play", "c1-right", "--line", "--json"]);
     let plies = l["plies"].as_u64().unwrap();
     assert_eq!(l["line"].as_array().unwrap().len() as u64, plies, "{l}");
+    assert_eq!(l["line_end"], serde_json::json!({"reason": "game-over"}));
+    // The initial board is a draw: its line comes back after 30 plies to the node of ply
+    // 27 and stops there (with --max-plies 4294967295 it used to grow until killed).
+    let l =
+        json_stdout(&["query", "--db", db, "22220-00000-00300-00000-11110", "--line", "--max-plies", "1000", "--json"]);
+    assert_eq!(l["line_end"], serde_json::json!({"reason": "repeats", "from": 27}), "{l}");
+    assert_eq!(l["line"].as_array().unwrap().len(), 30, "{l}");
     // A (5,5) board is outside a max-pieces-8 database: a clear error, not a panic.
     let out = ostledb(&["query", "--db", db, "00100-11200-00001-31022-20020"]);
     let err = String::from_utf8_lossy(&out.stderr);
@@ -733,7 +773,7 @@ fn solve_query_stats_verify_and_corruption_on_phase_4_4() {
 
 /// A solved and packed database of the 4x4 board with three pieces a side (four phases
 /// in three groups, 2 to 6 pieces), in a fresh temporary directory named after `name`.
-fn small_database(name: &str) -> std::path::PathBuf {
+pub(crate) fn small_database(name: &str) -> std::path::PathBuf {
     use ostledb::game::Geometry;
     use ostledb::solve::SolveOptions;
     use ostledb::solve::retrograde::solve_into;
@@ -744,6 +784,52 @@ fn small_database(name: &str) -> std::path::PathBuf {
     solve_into(&g, 6, &SolveOptions { dir: Some(dir.clone()), ..Default::default() }, |_| Ok(())).unwrap();
     pack(&dir, &g, 6, &PackOptions::default(), |_| {}).unwrap();
     dir
+}
+
+/// `query --line` says how the line ended, in its text and its JSON (`line_end`): a
+/// drawn line stops where it comes back to a board (with its forbidden move) it has
+/// passed, a decided one where the game ends, either at --max-plies first.
+#[test]
+fn query_line_says_how_it_ended() {
+    let dir = small_database("line-end");
+    let db = dir.to_str().unwrap();
+    let (mut drawn, mut decided) = (None, None);
+    {
+        let d = ostledb::store::Database::open(&dir).unwrap();
+        'all: for p in d.index().phases() {
+            for i in 0..p.len() {
+                let a = d.analyse(&p.position_at(i), None).unwrap();
+                match a.plies {
+                    None if drawn.is_none() && !a.moves.is_empty() => drawn = Some(a.board.clone()),
+                    Some(n) if n > 3 && decided.is_none() => decided = Some(a.board.clone()),
+                    _ => {}
+                }
+                if drawn.is_some() && decided.is_some() {
+                    break 'all;
+                }
+            }
+        }
+    }
+    let (drawn, decided) = (drawn.expect("a draw"), decided.expect("a win or loss"));
+    let line = |board: &str, plies: &str| {
+        let args = ["query", "--db", db, board, "--line", "--max-plies", plies];
+        (json_stdout(&[&args[..], &["--json"]].concat()), ok_stdout(&args))
+    };
+    let (j, text) = line(&drawn, "1000");
+    assert_eq!(j["line_end"]["reason"], "repeats", "{j}");
+    let from = j["line_end"]["from"].as_u64().unwrap();
+    let steps = j["line"].as_array().unwrap();
+    assert!(from >= 1 && from as usize <= steps.len() && steps.len() < 1000, "{j}");
+    assert_eq!(steps.last().unwrap()["move"]["child"], steps[from as usize - 1]["board"], "{j}");
+    assert!(text.contains(&format!("... repeats from ply {from}: the next position")), "{text}");
+    let (j, text) = line(&drawn, "1");
+    assert_eq!(j["line_end"], serde_json::json!({"reason": "max-plies"}));
+    assert!(text.contains("(stopped after 1 plies; --max-plies sets the limit)"), "{text}");
+    let (j, text) = line(&decided, "1000");
+    assert_eq!(j["line_end"], serde_json::json!({"reason": "game-over"}));
+    assert_eq!(j["line"].as_array().unwrap().len() as u64, j["plies"].as_u64().unwrap());
+    assert!(text.contains("game over:"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `verify --deep` and `stats` with `--checkpoint`: crashed at every save in turn

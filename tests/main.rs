@@ -1,5 +1,8 @@
 //! Integration tests: one binary, one module per concern.
 
+// tools/attack.py --quick on a small database (runs the binary).
+#[cfg(all(feature = "cli", feature = "serve"))]
+mod attack;
 mod bruteforce;
 // The web explorer in Chromium, through chromedriver.
 #[cfg(all(feature = "cli", feature = "serve"))]
@@ -16,6 +19,9 @@ mod published;
 mod query;
 // The published solver's own output (tests/data/reference-s8).
 mod reference;
+// A damaged metadata file: writers refuse, `ostledb repair` rebuilds it (runs the binary).
+#[cfg(feature = "cli")]
+mod repair;
 // `ostledb serve`: the router in process and the binary over loopback.
 #[cfg(all(feature = "cli", feature = "serve"))]
 mod serve;

@@ -96,8 +96,9 @@ fn export_import_export_is_byte_identical() {
     assert!(first.retrograde_files.iter().rev().skip(1).all(|f| f.lines == LINES));
     // The digest without writing equals the digest of the files written.
     assert_eq!(export_to(&db, None), first);
-    let s = import(&geom(), &a, &db2, &pack_opts(), &Silent).expect("import");
+    let s = import(&geom(), &a, &db2, &pack_opts(), false, &Silent).expect("import");
     assert_eq!(s.positions, first.positions);
+    assert_eq!(s.rederived, s.positions, "every position re-derived before writing");
     assert!(s.derived > 0, "the 3x3 board has positions whose node 0 is trivial");
     assert_eq!((s.bfs_files, s.bfs_nodes), (first.bfs_files.len(), r.total_nodes));
     let second = export_to(&db2, Some(&b));
@@ -129,14 +130,14 @@ fn export_import_export_is_byte_identical() {
     let again = export(&d1, &ExportOptions { lines_per_file: LINES, ..ExportOptions::default() }, Some(&a), &Silent);
     assert!(matches!(again, Err(Error::InvalidArgument(_))), "{again:?}");
     // Importing over an existing database is refused.
-    assert!(import(&geom(), &a, &db2, &pack_opts(), &Silent).is_err());
+    assert!(import(&geom(), &a, &db2, &pack_opts(), false, &Silent).is_err());
     // A damaged BFS line is refused with its file and line.
     let bfs0 = a.join(&first.bfs_files[0].name);
     let good = std::fs::read_to_string(&bfs0).unwrap();
     for (from, to) in [(",", ",,"), (",", ",x"), (",", ",checkmate,")] {
         std::fs::write(&bfs0, good.replacen(from, to, 1)).unwrap();
         let db3 = tmpdir("rt-db3");
-        match import(&geom(), &a, &db3, &pack_opts(), &Silent) {
+        match import(&geom(), &a, &db3, &pack_opts(), false, &Silent) {
             Err(Error::BadInput { line: 1, .. }) => {}
             other => panic!("{from} -> {to}: {other:?}"),
         }
@@ -244,7 +245,7 @@ fn malformed_input_is_an_error_never_a_panic() {
             std::fs::write(dir.join(&name), text).unwrap();
         }
         let dbdir = tmpdir(&format!("bad-{}-db", what.replace(' ', "-")));
-        match import(&geom(), &dir, &dbdir, &pack_opts(), &Silent) {
+        match import(&geom(), &dir, &dbdir, &pack_opts(), false, &Silent) {
             Err(Error::BadInput { path, line: l, reason }) => {
                 assert!(path.ends_with(target), "{what}: {path:?} {reason}");
                 if let Some(want) = line {
@@ -267,14 +268,14 @@ fn malformed_input_is_an_error_never_a_panic() {
         }
     }
     let dbdir = tmpdir("bad-missing-file-db");
-    match import(&geom(), &dir, &dbdir, &pack_opts(), &Silent) {
+    match import(&geom(), &dir, &dbdir, &pack_opts(), false, &Silent) {
         Err(Error::Io { path, .. }) => assert!(path.ends_with("ostle_6_retrograde_output0001.txt"), "{path:?}"),
         other => panic!("missing file: {other:?}"),
     }
     let empty = tmpdir("bad-empty");
     std::fs::create_dir_all(&empty).unwrap();
-    assert!(matches!(import(&geom(), &empty, &dbdir, &pack_opts(), &Silent), Err(Error::InvalidArgument(_))));
-    assert!(import(&geom(), &tmpdir("bad-nonexistent"), &dbdir, &pack_opts(), &Silent).is_err());
+    assert!(matches!(import(&geom(), &empty, &dbdir, &pack_opts(), false, &Silent), Err(Error::InvalidArgument(_))));
+    assert!(import(&geom(), &tmpdir("bad-nonexistent"), &dbdir, &pack_opts(), false, &Silent).is_err());
     for d in [db, good, dir, dbdir, empty] {
         let _ = std::fs::remove_dir_all(d);
     }
@@ -466,7 +467,7 @@ fn a_search_from_a_smaller_start_covers_its_own_phases() {
     assert_eq!(text.lines().filter(|l| l.split(',').any(|f| f == "0")).count(), 1, "one node at depth 0");
     // Imported back (node lists) and exported again: the same files.
     let db2 = tmpdir("smaller-start-db2");
-    import(&g, &out, &db2, &pack_opts(), &Silent).expect("import");
+    import(&g, &out, &db2, &pack_opts(), false, &Silent).expect("import");
     let again = tmpdir("smaller-start-again");
     let d2 = Database::open(&db2).unwrap();
     assert_eq!(export(&d2, &opts, Some(&again), &Silent).unwrap(), five);
@@ -1048,6 +1049,112 @@ fn records_written_from_the_solver_are_those_a_walk_resolves() {
     let reports = verify_database(&db, Some(&solver_dir), &Silent, &mut ck).unwrap();
     assert!(reports.iter().all(|(_, r)| r.mismatches == 0 && r.positions > 0), "{reports:?}");
     for d in [&dir, &from_solver, &by_walk] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+/// The exported files of the solved 3x3 board in a new directory `name`, with the line
+/// of the first position whose every field holds the same non-zero value replaced by
+/// `change(line, value)`.
+fn exported_with_one_line_changed(name: &str, change: impl Fn(&str, u32) -> String) -> PathBuf {
+    let db = solved_db(&format!("{name}-db"));
+    let dir = tmpdir(name);
+    export_to(&db, Some(&dir));
+    let _ = std::fs::remove_dir_all(db);
+    for (file, bytes) in files_of(&dir) {
+        let mut lines: Vec<String> = String::from_utf8(bytes).unwrap().lines().map(str::to_string).collect();
+        let values = |l: &str| l.split(',').skip(1).filter(|f| !f.is_empty()).map(str::to_string).collect::<Vec<_>>();
+        let k = lines.iter().position(|l| {
+            let v = values(l);
+            !v.is_empty() && v[0] != "0" && v[0] != "checkmate" && v.iter().all(|f| *f == v[0])
+        });
+        if let Some(k) = k {
+            let v: u32 = values(&lines[k])[0].parse().unwrap();
+            lines[k] = change(&lines[k], v);
+            std::fs::write(dir.join(&file), lines.join("\n") + "\n").unwrap();
+            return dir;
+        }
+    }
+    panic!("no line whose fields all hold one non-zero value");
+}
+
+/// `line` with every field that is not empty replaced by `to`.
+fn every_value(line: &str, to: u32) -> String {
+    let fields = line.split(',').enumerate();
+    fields
+        .map(|(i, f)| if i == 0 || f.is_empty() { f.to_string() } else { to.to_string() })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+#[test]
+fn a_value_out_of_range_is_refused_with_its_line() {
+    // 301 would be a loss in 302 plies: beyond the 255 any file of ostledb holds.
+    let dir = exported_with_one_line_changed("range", |line, _| every_value(line, 301));
+    let dbdir = tmpdir("range-db");
+    match import(&geom(), &dir, &dbdir, &pack_opts(), false, &Silent) {
+        Err(Error::BadInput { reason, .. }) => assert!(reason.contains("out of range"), "{reason}"),
+        other => panic!("a field of 301: {other:?}"),
+    }
+    assert!(Database::open(&dbdir).is_err());
+    // The largest value in range parses; the next does not.
+    let line = |v: u32| format!("AAAAAA,{}", vec![v.to_string(); 25].join(","));
+    assert!(parse_line(&line(254)).is_ok());
+    assert!(parse_line(&line(255)).unwrap_err().contains("out of range"));
+    for d in [dir, dbdir] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+#[test]
+fn a_value_the_rules_cannot_give_is_refused_unless_trusted() {
+    // Every value of one position 4 plies longer: in range, consistent within its line,
+    // and wrong.
+    let dir = exported_with_one_line_changed("wrong", |line, v| every_value(line, v + 4));
+    let dbdir = tmpdir("wrong-db");
+    match import(&geom(), &dir, &dbdir, &pack_opts(), false, &Silent) {
+        Err(Error::InvalidArgument(m)) => {
+            assert!(m.contains("do not give") && m.contains("nothing was imported"), "{m}")
+        }
+        other => panic!("a wrong value: {other:?}"),
+    }
+    assert!(Database::open(&dbdir).is_err(), "nothing is written");
+    let _ = std::fs::remove_dir_all(&dbdir);
+    // Trusted, the files are taken as they are.
+    let s = import(&geom(), &dir, &dbdir, &pack_opts(), true, &Silent).expect("trusted import");
+    assert_eq!(s.rederived, 0);
+    for d in [dir, dbdir] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+#[test]
+fn a_fifo_in_place_of_a_file_is_refused_not_waited_on() {
+    let db = solved_db("fifo-db");
+    let dir = tmpdir("fifo");
+    export_to(&db, Some(&dir));
+    let victim = dir.join("ostle_6_retrograde_output0001.txt");
+    std::fs::remove_file(&victim).unwrap();
+    let made = std::process::Command::new("mkfifo").arg(&victim).status().expect("mkfifo");
+    assert!(made.success());
+    let dbdir = tmpdir("fifo-target");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (d, t) = (dir.clone(), dbdir.clone());
+    std::thread::spawn(move || {
+        let _ = tx.send(import(&geom(), &d, &t, &pack_opts(), false, &Silent).map(|_| ()));
+    });
+    // No writer ever opens the FIFO: an import that opens it blocks for ever.
+    match rx.recv_timeout(std::time::Duration::from_secs(60)) {
+        Ok(Err(Error::Io { path, source })) => {
+            assert!(path.ends_with("ostle_6_retrograde_output0001.txt"), "{path:?}");
+            assert!(
+                source.to_string().contains("not a regular file") || source.to_string().contains("FIFO"),
+                "{source}"
+            );
+        }
+        other => panic!("import of a FIFO: {other:?} (a timeout means it waited on it)"),
+    }
+    for d in [db, dir, dbdir] {
         let _ = std::fs::remove_dir_all(d);
     }
 }

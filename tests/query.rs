@@ -4,10 +4,10 @@
 
 use std::path::PathBuf;
 
-use ostledb::analysis::query::{Verdict, play_moves};
+use ostledb::analysis::query::{LineEnd, MAX_LINE_PLIES, Verdict, play_moves};
 use ostledb::game::Geometry;
 use ostledb::game::moves::{Unmove, moves, play, unmoves};
-use ostledb::game::notation::{format_board, format_move};
+use ostledb::game::notation::{format_board, format_move, parse_board};
 use ostledb::game::symmetry::{canonical, canonical_code};
 use ostledb::probe::move_values;
 use ostledb::record::Outcome;
@@ -97,7 +97,9 @@ fn analysis_agrees_with_the_solution_for_every_node() {
 
 /// A decided node's line has exactly as many plies as its verdict says, alternates win
 /// and loss with distances falling by one, and ends with a move that ends the game; a
-/// draw's line stays drawn for the plies asked.
+/// draw's line stays drawn and stops where it comes back to a node it has passed (the
+/// board after its last move, with that move's forbidden undo, is the node of ply
+/// `from`), or at the plies asked; a length outside 1..=MAX_LINE_PLIES is refused.
 #[test]
 fn lines_end_as_the_verdict_says() {
     let g = Geometry::new(3, 3).unwrap();
@@ -108,10 +110,12 @@ fn lines_end_as_the_verdict_says() {
         for i in (0..p.len()).step_by(3) {
             let pos = p.position_at(i);
             let a = db.analyse(&pos, None).unwrap();
-            let line = db.line(&pos, None, 500).unwrap();
+            let line = db.line(&pos, None, MAX_LINE_PLIES).unwrap();
             match a.plies {
                 Some(n) if !a.moves.is_empty() => {
                     decided += 1;
+                    assert_eq!(line.end, LineEnd::GameOver, "{}", a.board);
+                    let line = line.steps;
                     assert_eq!(line.len() as u32, n, "{}", a.board);
                     for (k, s) in line.iter().enumerate() {
                         assert_eq!(s.plies, Some(n - k as u32));
@@ -123,17 +127,44 @@ fn lines_end_as_the_verdict_says() {
                     }
                     assert_eq!(line.last().unwrap().mv.plies, Some(1), "the last move ends the game");
                 }
-                Some(_) => assert!(line.is_empty()),
+                Some(_) => assert!(line.steps.is_empty()),
                 None => {
                     draws += 1;
+                    let LineEnd::Repeats { from } = line.end else { panic!("{}: {:?}", a.board, line.end) };
+                    let steps = &line.steps;
+                    assert!(from >= 1 && from as usize <= steps.len(), "{}", a.board);
+                    assert!(steps.iter().all(|s| s.verdict == Verdict::Draw && s.mv.outcome == Outcome::Draw));
+                    // The node after the last move is the node ply `from` was played from.
+                    let last = steps.last().unwrap();
+                    let before = parse_board(&g, &last.board).unwrap();
+                    let after = play(&g, &before, last.mv.mv).unwrap().child;
+                    let again = &steps[from as usize - 1];
+                    assert_eq!(format_board(&g, &after), again.board, "{}", a.board);
+                    let prev = (from >= 2).then(|| parse_board(&g, &steps[from as usize - 2].board).unwrap());
+                    let at = parse_board(&g, &again.board).unwrap();
+                    assert_eq!(
+                        db.analyse(&after, Some(&before)).unwrap().node_index,
+                        db.analyse(&at, prev.as_ref()).unwrap().node_index,
+                        "{}",
+                        a.board
+                    );
                     let short = db.line(&pos, None, 12).unwrap();
-                    assert_eq!(short.len(), 12);
-                    assert!(short.iter().all(|s| s.verdict == Verdict::Draw && s.mv.outcome == Outcome::Draw));
+                    match short.end {
+                        LineEnd::MaxPlies => assert_eq!(short.steps.len(), 12),
+                        LineEnd::Repeats { .. } => assert!(short.steps.len() <= 12 && short.end == line.end),
+                        e => panic!("{}: {e:?}", a.board),
+                    }
                 }
             }
         }
     }
     assert!(decided > 100 && draws > 10, "{decided} decided, {draws} drawn");
+    let pos = db.index().phases()[0].position_at(0);
+    for bad in [0, MAX_LINE_PLIES + 1, u32::MAX] {
+        let e = db.line(&pos, None, bad).expect_err("out of range");
+        assert!(matches!(e, ostledb::Error::OutOfRange { .. }), "{e}");
+        assert!(e.to_string().starts_with(&format!("max_plies must be from 1 to 1000, not {bad} (")), "{e}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

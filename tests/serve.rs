@@ -5,8 +5,12 @@
 //! unknown path or method, a query string too long or not UTF-8), and ETags give 304.
 //! The binary, over loopback: it prints where it listens, answers every position of the
 //! database exactly as `ostledb query -` does over one keep-alive connection, closes a
-//! slow or idle client, answers one that half-closes, refuses an oversized head, takes hundreds of connections at once
-//! and stops cleanly on SIGTERM.
+//! slow or idle client, answers one that half-closes, refuses an oversized head or a
+//! body, takes hundreds of connections at once and stops cleanly on SIGTERM. Clients
+//! that never read (issue 61): 1,030 of them are all closed while `/health` answers at
+//! once, a newcomer takes the place of one when all are taken, the long answers held
+//! for them are bounded, and under `ulimit -v 200000` and `400000` the server fits
+//! itself in the limit or exits 2 naming `--cache-mb`, never aborting.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -153,6 +157,11 @@ async fn the_line_starts_with_the_first_best_move_and_its_length_is_bounded() {
             // A decided line ends with the move that ends the game, after `plies` plies.
             assert_eq!(line.len() as u64, v["plies"].as_u64().unwrap(), "{b}");
             assert_eq!(line.last().unwrap()["move"]["plies"], 1);
+            assert_eq!(v["line_end"]["reason"], "game-over", "{b}");
+        } else {
+            // A drawn line stops where it repeats (issue 61), or at max_plies.
+            let end = &v["line_end"];
+            assert!(end["reason"] == "repeats" || (end["reason"] == "max-plies" && line.len() == 200), "{b}: {end}");
         }
         checked += 1;
     }
@@ -259,6 +268,17 @@ async fn bad_requests_get_their_status_and_a_json_error() {
     for (uri, status, says) in cases {
         let e = get(&app, &uri).await.error(status);
         assert!(e.contains(says), "{uri}: {e}");
+    }
+    // An unknown parameter: every endpoint says what it takes, or that it takes none.
+    for (path, takes) in [
+        ("position", "`board`, `prev`"),
+        ("line", "`board`, `prev`, `max_plies`"),
+        ("play", "`board`, `prev`, `level`, `seed`"),
+        ("stats", "no parameters"),
+        ("health", "no parameters"),
+    ] {
+        let e = get(&app, &format!("/api/v1/{path}?x=1")).await.error(StatusCode::BAD_REQUEST);
+        assert_eq!(e, format!("unknown parameter `x`; this endpoint takes {takes}"), "{path}");
     }
     for method in ["POST", "PUT", "DELETE"] {
         let r = call(&app, method, "/api/v1/position?board=1", None).await;
@@ -548,4 +568,429 @@ fn warming_decodes_every_block_that_fits_and_no_more() {
     assert!(n > 0 && n < total, "{n} of {total}");
     assert!(small.cache().bytes() <= small.cache().budget(), "{} > {}", small.cache().bytes(), small.cache().budget());
     assert_eq!(ostledb::serve::warm(&open(512 << 20), &AtomicBool::new(true)).unwrap(), 0, "a stop is heeded");
+}
+
+/// A connection to `addr` whose receive buffer is set small before it connects (4 KiB
+/// asked), so that a client that never reads stops taking the server's bytes after a
+/// few KiB, as a client on a slow link or a hostile one does.
+fn small_window_connection(addr: SocketAddr) -> TcpStream {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_io().build().unwrap();
+    let s = rt.block_on(async {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.set_recv_buffer_size(4096).unwrap();
+        socket.connect(addr).await.unwrap()
+    });
+    let s = s.into_std().unwrap();
+    s.set_nonblocking(false).unwrap();
+    s.set_write_timeout(Some(Duration::from_secs(10))).unwrap();
+    s
+}
+
+/// Raise this process's soft limit of open files towards `want` (as far as the hard
+/// limit lets it; the servers the tests start inherit it) and return the limit in force.
+#[cfg(target_os = "linux")]
+fn raise_open_files(want: u64) -> u64 {
+    let mut r = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: `r` is a valid rlimit for getrlimit to fill and setrlimit to read.
+    unsafe {
+        assert_eq!(libc::getrlimit(libc::RLIMIT_NOFILE, &mut r), 0);
+        if r.rlim_cur < want {
+            r.rlim_cur = want.min(r.rlim_max);
+            assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &r), 0);
+        }
+    }
+    r.rlim_cur
+}
+
+/// Whether the server has closed `s` (an end of file or a reset is waiting), seen
+/// without reading what it sent.
+#[cfg(target_os = "linux")]
+fn seen_closed(s: &TcpStream) -> bool {
+    use std::os::fd::AsRawFd;
+    let mut p = libc::pollfd { fd: s.as_raw_fd(), events: libc::POLLRDHUP, revents: 0 };
+    // SAFETY: one valid pollfd, a zero timeout.
+    let n = unsafe { libc::poll(&mut p, 1, 0) };
+    n == 1 && p.revents & (libc::POLLRDHUP | libc::POLLHUP | libc::POLLERR) != 0
+}
+
+/// A board of the database whose principal variation is the longest: a draw when the
+/// database has one (its line runs to `max_plies`), else the slowest win.
+fn longest_line_board(dir: &Path) -> String {
+    let db = Database::open(dir).unwrap();
+    let mut best = (0, String::new());
+    for b in boards(dir).into_iter().step_by(5) {
+        let a = answer(&db, &b, None, "prev", &[], None).unwrap().analysis;
+        let len = match a.outcome {
+            ostledb::record::outcome::Outcome::Draw => return b,
+            ostledb::record::outcome::Outcome::Win(n) | ostledb::record::outcome::Outcome::Loss(n) => n,
+        };
+        if len > best.0 {
+            best = (len, b);
+        }
+    }
+    best.1
+}
+
+/// `n` clients that each pipeline `requests` requests for the longest line of the
+/// database (`/api/v1/line?max_plies=1000`) over a connection with a small window and
+/// never read: each with the moment it had sent them.
+fn stalled_clients(addr: SocketAddr, board: &str, n: usize, requests: usize) -> Vec<(TcpStream, Instant)> {
+    let pipelined =
+        format!("GET /api/v1/line?max_plies=1000&board={board} HTTP/1.1\r\nHost: localhost\r\n\r\n").repeat(requests);
+    (0..n)
+        .map(|_| {
+            let mut s = small_window_connection(addr);
+            s.write_all(pipelined.as_bytes()).unwrap();
+            (s, Instant::now())
+        })
+        .collect()
+}
+
+/// The time `/api/v1/health` takes on a new connection, or `None` when no answer
+/// comes within `within`.
+fn health_time(addr: SocketAddr, within: Duration) -> Option<Duration> {
+    let t = Instant::now();
+    let s = TcpStream::connect_timeout(&addr, within).ok()?;
+    s.set_read_timeout(Some(within)).unwrap();
+    let mut w = s.try_clone().unwrap();
+    let mut r = BufReader::new(s);
+    w.write_all(b"GET /api/v1/health HTTP/1.1\r\nHost: localhost\r\n\r\n").ok()?;
+    let (status, _) = read_response(&mut r).ok()?;
+    (status == 200).then(|| t.elapsed())
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_thousand_clients_that_never_read_are_closed_while_health_answers_at_once() {
+    // Each client holds one socket here and one in the server: with the servers of the
+    // other tests, 1,030 of them need a limit of about 2,600 open files.
+    let limit = raise_open_files(4096);
+    let clients = 1030.min(limit.saturating_sub(600) as usize);
+    if clients < 1030 {
+        eprintln!("open files are limited to {limit} (hard limit): {clients} clients instead of 1,030");
+    }
+    assert!(clients >= 100, "open files are limited to {limit}");
+    // 1,030 clients, over the 1,024 connections served at once (the issue's figure):
+    // the newcomers beyond them take the places of the quietest.
+    let timeout = Duration::from_secs(2);
+    let server = start(database(6), &["--write-timeout", "2", "--header-timeout", "2"]);
+    let board = longest_line_board(database(6));
+    let mut stalled: Vec<(TcpStream, Instant, Option<Instant>)> =
+        stalled_clients(server.addr, &board, clients, 5).into_iter().map(|(s, t)| (s, t, None)).collect();
+    let all_sent = Instant::now();
+    // Meanwhile another client is answered, again and again. The intent is "within a
+    // second"; what is asserted is that every answer comes within five (before the fix
+    // none came while the clients stayed) and that most come within one, so that a
+    // slow moment of a loaded machine does not fail the test.
+    let times: Vec<Duration> = (0..5)
+        .map(|i| {
+            let t = health_time(server.addr, Duration::from_secs(5));
+            std::thread::sleep(Duration::from_millis(200));
+            t.unwrap_or_else(|| panic!("/health #{i} got no answer within 5 s beside {clients} stalled clients"))
+        })
+        .collect();
+    let mut sorted = times.clone();
+    sorted.sort();
+    eprintln!("/health beside {clients} clients that never read: {times:?}");
+    assert!(sorted[2] < Duration::from_secs(1), "/health took {times:?} beside {clients} stalled clients");
+    // Every stalled client is closed by the server: once an answer has waited the write
+    // timeout in its full socket, or once its requests are answered (long lines not
+    // made for want of room get 503) and it stays idle the header timeout; or, for a
+    // few, to make room for a newcomer.
+    loop {
+        let now = Instant::now();
+        for (s, _, closed) in &mut stalled {
+            if closed.is_none() && seen_closed(s) {
+                *closed = Some(now);
+            }
+        }
+        let open = stalled.iter().filter(|c| c.2.is_none()).count();
+        if open == 0 {
+            break;
+        }
+        assert!(
+            all_sent.elapsed() < Duration::from_secs(60),
+            "{open} of {clients} clients that never read still open {:?} after the last one sent its requests",
+            all_sent.elapsed()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let early = stalled.iter().filter(|(_, sent, closed)| closed.unwrap() - *sent < timeout).count();
+    let newcomers = clients.saturating_sub(1024) + times.len() + 1;
+    assert!(early <= newcomers, "{early} clients closed before the timeouts, more than the {newcomers} newcomers");
+    eprintln!("{clients} stalled clients all closed {:?} after the last one sent ({early} early)", all_sent.elapsed());
+    // And the server goes on answering.
+    let (mut s, mut r) = connect(server.addr);
+    assert_eq!(request(&mut s, &mut r, "/api/v1/health").0, 200);
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn when_every_connection_is_taken_by_clients_that_never_read_a_newcomer_takes_the_place_of_one() {
+    // 20 connections at most, all taken by clients that do not read, with a write
+    // timeout of a minute: only a connection closed for the newcomer lets it in.
+    let server = start(database(6), &["--max-connections", "20", "--write-timeout", "60", "--header-timeout", "60"]);
+    let board = longest_line_board(database(6));
+    let stalled = stalled_clients(server.addr, &board, 20, 3);
+    std::thread::sleep(Duration::from_millis(500));
+    for i in 0..3 {
+        let t = health_time(server.addr, Duration::from_secs(20))
+            .unwrap_or_else(|| panic!("newcomer {i} got no answer in 20 s: every place stayed taken"));
+        eprintln!("newcomer {i} beside 20 connections that never read: {t:?}");
+        assert!(t < Duration::from_secs(10), "newcomer {i} waited {t:?}");
+    }
+    // The ones closed for them, and no more (an answer between them is quick).
+    std::thread::sleep(Duration::from_millis(300));
+    let closed = stalled.iter().filter(|(s, _)| seen_closed(s)).count();
+    assert!((1..=3).contains(&closed), "{closed} of 20 closed for 3 newcomers");
+}
+
+/// The `requests` counter of `/api/v1/health`: requests answered before this one.
+fn answered(addr: SocketAddr) -> u64 {
+    let (mut s, mut r) = connect(addr);
+    let (status, body) = request(&mut s, &mut r, "/api/v1/health");
+    assert_eq!(status, 200, "{body}");
+    serde_json::from_str::<Value>(&body).unwrap()["requests"].as_u64().unwrap()
+}
+
+#[test]
+fn a_client_that_pipelines_and_never_reads_has_a_bounded_number_of_answers_made() {
+    let server = start(database(6), &[]);
+    let b = &boards(database(6))[0];
+    let path = format!("/api/v1/position?board={b}");
+    let (mut s, mut r) = connect(server.addr);
+    let (status, one) = request(&mut s, &mut r, &path);
+    assert_eq!(status, 200);
+    let start = answered(server.addr);
+    // 4,000 requests, about 6 MB of answers: more than the kernel's buffers hold.
+    let mut client = small_window_connection(server.addr);
+    client.set_write_timeout(Some(Duration::from_secs(1))).unwrap();
+    let _ = client.write_all(format!("GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n").repeat(4000).as_bytes());
+    // Wait until the count stops growing (the server's writes to the client stalled).
+    let mut asked = 1;
+    let mut last = answered(server.addr);
+    let t = Instant::now();
+    loop {
+        std::thread::sleep(Duration::from_millis(500));
+        let now = answered(server.addr);
+        asked += 1;
+        if now == last + 1 || t.elapsed() > Duration::from_secs(8) {
+            last = now;
+            break;
+        }
+        last = now;
+    }
+    let made = last - start - asked;
+    // What the server may hold for a client that does not read: the answer being
+    // written, the next one, and what the socket takes: at most 64 KiB not yet sent (and
+    // one segment of up to 64 KiB beyond it) plus the client's window (8 KiB, the 4 KiB
+    // asked doubled by the kernel).
+    let bound = (64 + 64 + 8) * 1024 / one.len() as u64 + 2;
+    eprintln!("answers made for a client that never reads: {made} (bound {bound}, one answer {} bytes)", one.len());
+    assert!(made > 0, "the client's requests were answered until its window filled");
+    assert!(made <= bound, "{made} answers made for a client that never reads, over {bound}");
+}
+
+#[tokio::test]
+async fn a_request_with_a_body_gets_413_and_other_methods_still_405() {
+    let (app, db) = app(5);
+    let b = &boards(db.path())[0];
+    let send = |method: &str, headers: &[(&str, &str)], body: &'static str| {
+        let mut req = Request::builder().method(method).uri(format!("/api/v1/position?board={b}"));
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        app.clone().oneshot(req.body(Body::from(body)).unwrap())
+    };
+    for (headers, says) in [
+        (&[("content-length", "5")][..], "GET /api/v1/position came with a body of 5 bytes"),
+        (&[("content-length", "99999999999")][..], "a body of 99999999999 bytes"),
+        (&[("transfer-encoding", "chunked")][..], "came with a body:"),
+    ] {
+        let r = send("GET", headers, "hello").await.unwrap();
+        let (parts, body) = r.into_parts();
+        let body = axum::body::to_bytes(body, usize::MAX).await.unwrap().to_vec();
+        let a = Answer { status: parts.status, headers: parts.headers, body };
+        let e = a.error(StatusCode::PAYLOAD_TOO_LARGE);
+        assert!(e.contains(says) && e.contains("reads no request body"), "{headers:?}: {e}");
+    }
+    // No body, or an empty one: answered.
+    assert_eq!(send("GET", &[("content-length", "0")], "").await.unwrap().status(), StatusCode::OK);
+    assert_eq!(send("GET", &[], "").await.unwrap().status(), StatusCode::OK);
+    assert_eq!(
+        send("POST", &[("content-length", "5")], "hello").await.unwrap().status(),
+        StatusCode::METHOD_NOT_ALLOWED
+    );
+}
+
+#[test]
+fn a_huge_body_gets_413_and_101_headers_get_431_over_loopback() {
+    let server = start(database(6), &[]);
+    let b = &boards(database(6))[0];
+    // A body announced as 10 GB: 413 at once, its bytes never read, the connection closed.
+    let (mut s, mut r) = connect(server.addr);
+    let head =
+        format!("GET /api/v1/position?board={b} HTTP/1.1\r\nHost: localhost\r\nContent-Length: 10000000000\r\n\r\n");
+    s.write_all(head.as_bytes()).unwrap();
+    let _ = s.write_all(&[b'x'; 64 * 1024]);
+    let (status, body) = read_response(&mut r).unwrap();
+    assert_eq!(status, 413, "{body}");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert!(v["error"].as_str().unwrap().contains("a body of 10000000000 bytes"), "{v}");
+    assert!(closed(&mut r), "the connection is closed, the body unread");
+    // 101 headers (hyper reads 100 at most): 431, though the head is 2 KB.
+    let (mut s, mut r) = connect(server.addr);
+    let headers: String = (0..101).map(|i| format!("X-H{i}: {i}\r\n")).collect();
+    s.write_all(format!("GET /api/v1/health HTTP/1.1\r\nHost: localhost\r\n{headers}\r\n").as_bytes()).unwrap();
+    let mut line = String::new();
+    r.read_line(&mut line).unwrap();
+    assert!(line.starts_with("HTTP/1.1 431"), "{line}");
+    // The server goes on.
+    let (mut s, mut r) = connect(server.addr);
+    assert_eq!(request(&mut s, &mut r, "/api/v1/health").0, 200);
+}
+
+#[tokio::test]
+async fn long_answers_held_at_once_are_bounded_and_their_room_comes_back_once_taken() {
+    let db = Arc::new(Database::open(database(6)).unwrap());
+    let board = longest_line_board(database(6));
+    let squares = db.geometry().squares();
+    let one = ostledb::serve::api::line_bytes_at_most(squares, 1000);
+    let uri = format!("/api/v1/line?max_plies=1000&board={board}");
+    // The line's answer is L bytes (a drawn line stops where it repeats, so L is well
+    // under `one`, what is reserved before it is made). Room for one line made beside
+    // one held: two held lines leave less than `one` for a third.
+    let roomy = router(db.clone(), &Limits::default());
+    let l = get(&roomy, &uri).await.body.len();
+    assert!(l > 0 && l < one, "{l} bytes, at most {one}");
+    let limits = Limits { max_held_answer_bytes: one + l, ..Limits::default() };
+    let app = router(db.clone(), &limits);
+    let ask = || app.clone().oneshot(Request::builder().uri(uri.as_str()).body(Body::empty()).unwrap());
+    // Answers made and not taken: their bodies are held, as for a client that does not read.
+    let first = ask().await.unwrap();
+    let second = ask().await.unwrap();
+    assert_eq!((first.status(), second.status()), (StatusCode::OK, StatusCode::OK));
+    let r = ask().await.unwrap();
+    let (parts, body) = r.into_parts();
+    let body = axum::body::to_bytes(body, usize::MAX).await.unwrap().to_vec();
+    let e = Answer { status: parts.status, headers: parts.headers, body }.error(StatusCode::SERVICE_UNAVAILABLE);
+    assert!(e.contains("long answers"), "{e}");
+    // A short answer is not counted: answered.
+    assert_eq!(get(&app, "/api/v1/health").await.status, StatusCode::OK);
+    // One taken (its body read and dropped): room for one more.
+    let len = axum::body::to_bytes(first.into_body(), usize::MAX).await.unwrap().len();
+    assert_eq!(len, l);
+    let third = ask().await.unwrap();
+    assert_eq!(third.status(), StatusCode::OK);
+    drop((second, third));
+    // A line that could take more than the whole budget is refused as such.
+    let small = router(db, &Limits { max_held_answer_bytes: one / 2, ..Limits::default() });
+    let e = get(&small, &uri).await.error(StatusCode::SERVICE_UNAVAILABLE);
+    assert!(e.contains("ask for fewer plies"), "{e}");
+    assert_eq!(get(&small, &format!("/api/v1/line?max_plies=10&board={board}")).await.status, StatusCode::OK);
+}
+
+/// `ostledb serve` on `db` under an address-space limit of `kb` KiB (`ulimit -v`), with
+/// `args`; stdout and stderr piped.
+#[cfg(target_os = "linux")]
+fn serve_under_limit(db: &Path, kb: u64, args: &[&str]) -> Child {
+    let mut cmd = format!("ulimit -v {kb} && exec \"$0\" serve --db \"$1\" --bind 127.0.0.1:0");
+    for a in args {
+        cmd.push(' ');
+        cmd.push_str(a);
+    }
+    Command::new("sh")
+        .args(["-c", &cmd, env!("CARGO_BIN_EXE_ostledb")])
+        .arg(db)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn under_a_memory_limit_the_server_fits_in_it_or_says_to_lower_cache_mb_and_never_aborts() {
+    let limit = raise_open_files(2048);
+    let board = longest_line_board(database(6));
+    for kb in [200_000, 400_000] {
+        let mut child = serve_under_limit(database(6), kb, &[]);
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let mut first = String::new();
+        out.read_line(&mut first).unwrap();
+        let Some(addr) = first.trim().strip_prefix("listening on http://").and_then(|a| a.strip_suffix('/')) else {
+            // It did not start: that must be exit code 2 and a sentence naming --cache-mb.
+            let status = child.wait().unwrap();
+            let mut err = String::new();
+            child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+            assert_eq!(status.code(), Some(2), "ulimit -v {kb}: {status:?}: {err}");
+            assert!(err.contains("--cache-mb") && err.trim().lines().count() == 1, "{err}");
+            continue;
+        };
+        let addr: SocketAddr = addr.parse().unwrap();
+        // Serving: long lines asked by clients that never read (each answer about a
+        // quarter of a megabyte), while others are answered.
+        let clients = 300.min(limit.saturating_sub(600) as usize);
+        let stalled = stalled_clients(addr, &board, clients, 5);
+        for _ in 0..5 {
+            assert!(health_time(addr, Duration::from_secs(10)).is_some(), "ulimit -v {kb}: /health unanswered");
+            let (mut s, mut r) = connect(addr);
+            let (status, body) = request(&mut s, &mut r, &format!("/api/v1/line?max_plies=1000&board={board}"));
+            assert!(status == 200 || status == 503, "ulimit -v {kb}: {status} {body}");
+        }
+        drop(stalled);
+        std::thread::sleep(Duration::from_millis(500));
+        assert!(child.try_wait().unwrap().is_none(), "ulimit -v {kb}: the server ended under load");
+        assert!(Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap().success());
+        let status = child.wait().unwrap();
+        let mut err = String::new();
+        child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+        assert!(status.success(), "ulimit -v {kb}: {status:?}: {err}");
+        assert!(err.contains("under the memory limit"), "ulimit -v {kb}: {err}");
+    }
+    // A cache, or connections, that do not fit: exit code 2 and one sentence naming
+    // --cache-mb. (90 MB may be refused as the database opens, at over half of what
+    // the limit leaves, or once serving's share is known.)
+    for (args, says) in [
+        (&["--cache-mb", "90"][..], "--cache-mb 90: "),
+        (&["--max-connections", "65536"][..], "serving 65536 connections takes up to"),
+    ] {
+        let mut child = serve_under_limit(database(6), 200_000, &[&["--quiet"][..], args].concat());
+        let status = child.wait().unwrap();
+        let mut err = String::new();
+        child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+        assert_eq!(status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.starts_with("ostledb: error: ") && err.contains(says) && err.contains("--cache-mb"), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_client_that_pipelines_short_requests_and_never_reads_is_reset_once_idle() {
+    // 50 answers of /health (15 KB) are more than the client's window but fit in the
+    // server's socket, so no write waits and the write timeout (a minute) never starts:
+    // the connection ends as an idle one, after the header timeout. It is reset, so the
+    // client sees the end: a plain close would queue a FIN behind answers it never takes.
+    let server = start(database(6), &["--header-timeout", "1", "--write-timeout", "60"]);
+    let mut client = small_window_connection(server.addr);
+    client.write_all(b"GET /api/v1/health HTTP/1.1\r\nHost: localhost\r\n\r\n".repeat(50).as_slice()).unwrap();
+    let t = Instant::now();
+    while !seen_closed(&client) {
+        assert!(t.elapsed() < Duration::from_secs(10), "a client that never reads still open after {:?}", t.elapsed());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(t.elapsed() >= Duration::from_millis(900), "closed after {:?}, before the header timeout", t.elapsed());
+    let mut rest = Vec::new();
+    let e = client.read_to_end(&mut rest).unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::ConnectionReset, "{e}");
+    // A client that reads gets every answer and a plain end of file.
+    let (mut s, mut r) = connect(server.addr);
+    s.write_all(b"GET /api/v1/health HTTP/1.1\r\nHost: localhost\r\n\r\n".repeat(50).as_slice()).unwrap();
+    for _ in 0..50 {
+        assert_eq!(read_response(&mut r).unwrap().0, 200);
+    }
+    let mut rest = Vec::new();
+    assert_eq!(r.read_to_end(&mut rest).unwrap(), 0, "an end of file after the header timeout");
 }

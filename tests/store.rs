@@ -974,8 +974,8 @@ fn anything_but_a_regular_file_is_refused_unread_and_without_blocking() {
 }
 
 /// Every damage message names the fix for its kind of file, with the database directory
-/// (not the generation directory the file is in): `index` for a key index, `pack` for
-/// the metadata and for a value file whose solver's phase file was kept, `bfs --store`
+/// (not the generation directory the file is in): `index` for a key index, `repair` for
+/// the metadata, `pack` for a value file whose solver's phase file was kept, `bfs --store`
 /// for a BFS file; only the solver's own files, and a value file with no phase file
 /// left, say `solve`. (Every message about a truncated or otherwise damaged file used to
 /// say to run `solve`, and a checksum mismatch named the generation directory as --db.)
@@ -985,7 +985,8 @@ fn every_damage_message_names_the_fix_for_its_kind_of_file() {
     let (dir, cases) = format_cases("format-advice");
     let db = dir.display().to_string();
     let fix = |kind: FileKind| match kind {
-        FileKind::Metadata | FileKind::Values => format!("rebuild it with `ostledb pack --db {db}`"),
+        FileKind::Metadata => format!("rebuild it with `ostledb repair --db {db}`"),
+        FileKind::Values => format!("rebuild it with `ostledb pack --db {db}`"),
         FileKind::SortedKeys => format!("rebuild it with `ostledb index --db {db} --backend sorted`"),
         FileKind::HashKeys => format!("rebuild it with `ostledb index --db {db} --backend hash`"),
         FileKind::Bfs => format!("rebuild it with `ostledb bfs --db {db} --store`"),

@@ -99,6 +99,8 @@ def main():
         ("unknown path", get(b"/api/v1/solve")),
         ("POST with a 1 MB body", b"POST /api/v1/position HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n"
          + b"a" * 1_000_000),
+        ("GET with a body", get(f"/api/v1/position?board={board}".encode(), b"Content-Length: 5\r\n") + b"hello"),
+        ("parameter of stats", get(b"/api/v1/stats?x=1")),
         ("200 headers", get(b"/api/v1/health", b"".join(b"X-%d: y\r\n" % i for i in range(200)))),
         ("not HTTP", b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + b"\x00" * 64),
         ("HTTP/2 preface", b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"),

@@ -9,14 +9,15 @@
 //! answer agrees with the solver's in-memory solution (the node and every move), its
 //! value is the best allowed move's (the rule `verify --deep` checks), and the principal
 //! variation counts down: each step is the previous one's best move played, one ply
-//! closer to the end, turns alternating.
+//! closer to the end, turns alternating, and it ends as its `end` says (the game over, a
+//! drawn line come back to a board it has passed, or the plies asked).
 
 #![no_main]
 
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use ostledb::analysis::query::Verdict;
+use ostledb::analysis::query::{LineEnd, Verdict};
 use ostledb::error::EXIT_CORRUPT;
 use ostledb::game::moves::play;
 use ostledb::game::notation::format_board;
@@ -52,6 +53,7 @@ fn answer(board: &str, prev: Option<&str>) -> Option<(Verdict, Option<u32>)> {
     let line = db.line(&pos, prev.as_ref(), MAX_PLIES).expect("the principal variation");
     serde_json::to_string(&a).expect("the answer serialises");
     serde_json::to_string(&line).expect("the line serialises");
+    let (end, line) = (line.end, line.steps);
 
     // Against the solver.
     assert_eq!(a.board, format_board(g, &pos));
@@ -96,10 +98,17 @@ fn answer(board: &str, prev: Option<&str>) -> Option<(Verdict, Option<u32>)> {
         }
         cur = r.child;
     }
-    if let Some(last) = line.last()
-        && line.len() < MAX_PLIES as usize
-    {
-        assert_eq!(last.mv.plies, Some(1), "a line shorter than the limit ends the game");
+    match (end, line.last()) {
+        (LineEnd::GameOver, Some(last)) => assert_eq!(last.mv.plies, Some(1), "a line over ends the game"),
+        (LineEnd::MaxPlies, _) => assert_eq!(line.len(), MAX_PLIES as usize),
+        (LineEnd::Repeats { from }, Some(_)) => {
+            assert!(from >= 1 && from as usize <= line.len());
+            assert!(line.iter().all(|s| s.verdict == Verdict::Draw), "only a draw repeats");
+            // `cur` is the board after the last move.
+            assert_eq!(format_board(g, &cur), line[from as usize - 1].board, "the line comes back to ply {from}");
+        }
+        (LineEnd::NoMove, _) => {}
+        (e, None) => panic!("an empty line that ends with {e:?}"),
     }
     Some((a.verdict, a.plies))
 }

@@ -1,6 +1,7 @@
 """The exceptions ostledb raises. Each is an ``OstleError``, and also the built-in
 exception a Python programmer would catch for it (``ValueError`` for a bad board,
-``LookupError`` for a phase the database lacks, ``FileNotFoundError`` for no database)."""
+``LookupError`` for a phase the database lacks, ``FileNotFoundError`` for no database,
+``MemoryError`` for a request larger than the memory this process can have)."""
 
 
 class OstleError(Exception):
@@ -40,3 +41,16 @@ class BackendError(DatabaseError):
 
 class DatabaseClosedError(OstleError, ValueError):
     """A call on a database after ``close()``."""
+
+
+class OutOfRangeError(OstleError, ValueError):
+    """A count or size outside the range ostledb takes for it: ``max_plies`` of
+    ``Database.line`` above ``MAX_LINE_PLIES``, a ``sample`` larger than its phase, a
+    negative index. The message names the argument and its bounds."""
+
+
+class OutOfMemoryError(OstleError, MemoryError):
+    """A request that the memory this process can count on (its ``ulimit -v`` and the
+    machine's available memory) does not hold, refused before anything is allocated: a
+    ``sample`` or ``positions`` slice of too many codes, too many boards for
+    ``probe_many``, a ``cache_mb`` larger than the memory there is."""

@@ -11,13 +11,16 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
 
-use pyo3::buffer::PyBuffer;
-use pyo3::exceptions::PyKeyboardInterrupt;
+use pyo3::buffer::{PyBuffer, PyUntypedBuffer};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyOverflowError, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyType};
+use pyo3::types::{PyList, PySlice, PyString, PyType};
 
 use ostledb::Error;
-use ostledb::analysis::query::{Analysis, MoveLine, Step, Verdict, answer, ends_game};
+use ostledb::analysis::query::{
+    Analysis, LineEnd, MAX_LINE_PLIES, MoveLine, Step, Verdict, answer, check_line_plies, ends_game,
+    line_plies_out_of_range,
+};
 use ostledb::game::forbidden::forbidden_move;
 use ostledb::game::moves::{is_immediate_win, moves, play};
 use ostledb::game::notation::{code_to_base64, format_board, format_move, parse_board, parse_move};
@@ -54,14 +57,76 @@ fn to_py(py: Python<'_>, e: Error, at: At) -> PyErr {
         }
         Error::MissingDatabase { .. } if at == At::Open => "DatabaseNotFoundError",
         Error::MissingDatabase { .. } => "MissingPhaseError",
-        Error::Corrupt { .. } | Error::BadMagic { .. } | Error::ChecksumMismatch { .. } => "CorruptDatabaseError",
+        Error::Corrupt { .. } | Error::BadMagic { .. } | Error::ChecksumMismatch { .. } | Error::FoundDamaged(_) => {
+            "CorruptDatabaseError"
+        }
         Error::UnknownBackend { .. } | Error::BackendNotCompiled { .. } | Error::BackendMissing { .. } => {
             "BackendError"
         }
+        Error::OutOfRange { .. } => "OutOfRangeError",
+        Error::OutOfMemory { .. } => "OutOfMemoryError",
         Error::Interrupted { .. } => return PyKeyboardInterrupt::new_err(e.to_string()),
         _ => "DatabaseError",
     };
     raise(py, class, e.to_string())
+}
+
+// ---------------------------------------------------------------------------------------
+// Integer arguments: any Python int (or object with `__index__`, a numpy integer), checked
+// against its range here, so that a negative or huge value is an `OutOfRangeError` naming
+// the bound rather than an `OverflowError` from the conversion, a panic or an allocation
+// the process cannot survive.
+
+/// The value of integer argument `obj`: `Ok(Ok(n))`, or `Ok(Err(text))` for an int
+/// beyond 128 bits (its decimal text); `TypeError` for what is not an integer.
+fn int_value(obj: &Bound<'_, PyAny>) -> PyResult<Result<i128, String>> {
+    match obj.extract::<i128>() {
+        Ok(n) => Ok(Ok(n)),
+        Err(e) if e.is_instance_of::<PyOverflowError>(obj.py()) => Ok(Err(obj.str()?.to_string())),
+        Err(e) => Err(e),
+    }
+}
+
+/// Integer argument `what` from `min` to `max`, else `OutOfRangeError` naming the bound
+/// (and `why` it is there).
+fn int_in(obj: &Bound<'_, PyAny>, what: &str, min: u64, max: u64, why: &str) -> PyResult<u64> {
+    let given = match int_value(obj)? {
+        Ok(n) if (min as i128..=max as i128).contains(&n) => return Ok(n as u64),
+        Ok(n) => n.to_string(),
+        Err(text) => text,
+    };
+    let e = Error::OutOfRange { what: what.to_string(), given, min, max, why: why.to_string() };
+    Err(to_py(obj.py(), e, At::Query))
+}
+
+/// A count (of positions, codes, megabytes): any integer from 0 to 2^64-1; what it
+/// costs in memory is checked where it is used.
+fn count_in(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<u64> {
+    int_in(obj, what, 0, u64::MAX, "")
+}
+
+/// The length of a line, argument `what`: 1 to ``MAX_LINE_PLIES``.
+fn line_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<u32> {
+    let n = match int_value(obj)? {
+        Ok(n) => u64::try_from(n).map_err(|_| n.to_string()),
+        Err(text) => Err(text),
+    };
+    let r = match n {
+        Ok(n) => check_line_plies(what, n),
+        Err(text) => Err(line_plies_out_of_range(what, text)),
+    };
+    r.map_err(|e| to_py(obj.py(), e, At::Query))
+}
+
+/// ``max_plies`` of ``Database.line``.
+fn max_plies_arg(obj: &Bound<'_, PyAny>) -> PyResult<u32> {
+    line_arg(obj, "max_plies")
+}
+
+/// ``start`` of ``Database.positions``: an index from 0 (a larger one than the phase
+/// has gives an empty slice).
+fn start_arg(obj: &Bound<'_, PyAny>) -> PyResult<u64> {
+    count_in(obj, "start")
 }
 
 // ---------------------------------------------------------------------------------------
@@ -654,6 +719,90 @@ impl LineStep {
     }
 }
 
+/// A principal variation (``Database.line``): a sequence of ``Step``, one a ply (``len``,
+/// indexing, slicing and iteration as for a list), and ``end``, how it ended:
+/// ``"game-over"`` (the last move ended the game: a decided position's line, as many
+/// plies as its distance), ``"repeats"`` (a drawn line came back to a position, with its
+/// forbidden move, that ply ``repeats_from`` was played from: from there it would repeat
+/// for ever), ``"max-plies"`` (``max_plies`` plies were played first) or ``"no-move"``
+/// (the only move left is forbidden).
+///
+/// >>> line = ostledb.open(DB).line("2222-0003-0000-1111")
+/// >>> line.end, len(line), line.repeats_from
+/// ('game-over', 23, None)
+#[pyclass(frozen, sequence, module = "ostledb", name = "Line")]
+struct Line {
+    steps: Vec<Step>,
+    end: LineEnd,
+}
+
+impl Line {
+    fn step(&self, i: usize) -> LineStep {
+        LineStep { s: self.steps[i].clone() }
+    }
+}
+
+#[pymethods]
+impl Line {
+    /// How the line ended: ``"game-over"``, ``"repeats"``, ``"max-plies"`` or
+    /// ``"no-move"``.
+    #[getter]
+    fn end(&self) -> &'static str {
+        match self.end {
+            LineEnd::GameOver => "game-over",
+            LineEnd::Repeats { .. } => "repeats",
+            LineEnd::MaxPlies => "max-plies",
+            LineEnd::NoMove => "no-move",
+        }
+    }
+    /// For a line that ``"repeats"``: the ply (from 1) it would go on from, over and over;
+    /// else None.
+    #[getter]
+    fn repeats_from(&self) -> Option<u32> {
+        match self.end {
+            LineEnd::Repeats { from } => Some(from),
+            _ => None,
+        }
+    }
+    /// The steps, as a list.
+    #[getter]
+    fn steps(&self) -> Vec<LineStep> {
+        (0..self.steps.len()).map(|i| self.step(i)).collect()
+    }
+    fn __len__(&self) -> usize {
+        self.steps.len()
+    }
+    fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        if let Ok(slice) = key.cast::<PySlice>() {
+            let ix = slice.indices(self.steps.len() as isize)?;
+            let picked: Vec<LineStep> =
+                (0..ix.slicelength).map(|k| self.step((ix.start + k as isize * ix.step) as usize)).collect();
+            return Ok(PyList::new(py, picked)?.into_any().unbind());
+        }
+        let i: isize = key.extract()?;
+        let n = self.steps.len() as isize;
+        let at = if i < 0 { i + n } else { i };
+        if !(0..n).contains(&at) {
+            return Err(pyo3::exceptions::PyIndexError::new_err(format!("step {i} of a line of {n} plies")));
+        }
+        Ok(Bound::new(py, self.step(at as usize))?.into_any().unbind())
+    }
+    fn __iter__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        Ok(PyList::new(py, self.steps())?.try_iter()?.into_any().unbind())
+    }
+    /// The fields ``line`` and ``line_end`` of ``ostledb query --json --line``.
+    fn to_dict(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let v = serde_json::json!({ "line": self.steps, "line_end": self.end });
+        json_to_py(py, &v)
+    }
+    fn __repr__(&self) -> String {
+        match self.end {
+            LineEnd::Repeats { from } => format!("Line({} plies, repeats from ply {from})", self.steps.len()),
+            _ => format!("Line({} plies, {})", self.steps.len(), self.end()),
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // The database.
 
@@ -789,34 +938,38 @@ impl Database {
         Ok(a.moves.into_iter().map(|m| MoveValue { m }).collect())
     }
 
-    /// The principal variation from ``board``: each side plays its first best allowed
-    /// move until the game ends, for ``max_plies`` plies at most (a draw goes on for ever).
+    /// The principal variation from ``board`` (a ``Line``): each side plays its first
+    /// best allowed move until the game ends, or, for a draw, until the line comes back
+    /// to a position (with its forbidden move) it has passed, from where it would repeat
+    /// for ever; ``max_plies`` plies at most, from 1 to ``ostledb.MAX_LINE_PLIES``
+    /// (``OutOfRangeError`` otherwise). ``line.end`` says how it ended.
     ///
     /// >>> line = ostledb.open(DB).line("2222-0003-0000-1111")
-    /// >>> len(line), line[0].move.move, line[-1].plies
-    /// (23, 'b1-up', 1)
+    /// >>> len(line), line[0].move.move, line[-1].plies, line.end
+    /// (23, 'b1-up', 1, 'game-over')
     #[pyo3(signature = (board, prev = None, max_plies = 200))]
     fn line(
         &self,
         py: Python<'_>,
         board: &Bound<'_, PyAny>,
         prev: Option<&Bound<'_, PyAny>>,
-        max_plies: u32,
-    ) -> PyResult<Vec<LineStep>> {
+        #[pyo3(from_py_with = max_plies_arg)] max_plies: u32,
+    ) -> PyResult<Line> {
         let db = self.db(py)?;
         let b = board_arg(py, self.geom, board)?;
         let p = self.prev_arg(py, prev)?;
-        let steps = py.detach(move || db.line(&b, p.as_ref(), max_plies)).map_err(|e| to_py(py, e, At::Query))?;
-        Ok(steps.into_iter().map(|s| LineStep { s }).collect())
+        let line = py.detach(move || db.line(&b, p.as_ref(), max_plies)).map_err(|e| to_py(py, e, At::Query))?;
+        Ok(Line { steps: line.steps, end: line.end })
     }
 
     /// What ``ostledb query --json`` prints for ``board`` (text), as a dict: the value,
-    /// every move, and with ``line`` the principal variation of that many plies at most.
-    /// ``play`` is a list of moves played from ``board`` first.
+    /// every move, and with ``line`` the principal variation of that many plies at most
+    /// (1 to ``ostledb.MAX_LINE_PLIES``) and ``line_end``, how it ended. ``play`` is a
+    /// list of moves played from ``board`` first.
     ///
     /// >>> d = ostledb.open(DB).query("2222-0003-0000-1111", line=5)
-    /// >>> d["verdict"], d["moves"][0]["move"], len(d["line"])
-    /// ('win', 'b1-up', 5)
+    /// >>> d["verdict"], d["moves"][0]["move"], len(d["line"]), d["line_end"]
+    /// ('win', 'b1-up', 5, {'reason': 'max-plies'})
     #[pyo3(signature = (board, prev = None, play = None, line = None))]
     fn query(
         &self,
@@ -824,8 +977,12 @@ impl Database {
         board: &str,
         prev: Option<&str>,
         play: Option<Vec<String>>,
-        line: Option<u32>,
+        line: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
+        let line = match line {
+            Some(n) if !n.is_none() => Some(line_arg(n, "line")?),
+            _ => None,
+        };
         let db = self.db(py)?;
         let (board, prev, play) = (board.to_string(), prev.map(str::to_string), play.unwrap_or_default());
         let r = py
@@ -835,37 +992,42 @@ impl Database {
     }
 
     /// The values of many boards at once, nothing forbidden: ``boards`` is a numpy array
-    /// (or any buffer) of 64-bit board codes, or a list of codes, strings or
+    /// (or any buffer) of board codes, of any integer type and byte order whose values
+    /// are codes (a float array is a ``TypeError``), or a list of codes, strings or
     /// ``Position``s. The answer is the signed plies of each (+n: the side to move wins
     /// in n plies, -n: it loses in n, 0: a draw), as a numpy int32 array for an array
-    /// and a list for a list. Runs in parallel without the GIL, and reads each value
-    /// block once for all the boards in it. Raises for the first board that fails,
-    /// naming its index.
+    /// and a list for a list. Runs in parallel without the GIL, 65,536 boards at a time,
+    /// each value block read once for all the boards of a batch in it; takes about 20
+    /// bytes a board besides the input (``OutOfMemoryError`` when this process cannot
+    /// have that). Raises for the first board that fails, naming its index.
     ///
     /// >>> db = ostledb.open(DB)
     /// >>> db.probe_many(["2222-0003-0000-1111", "2220-0003-0000-1110"])
     /// [23, 15]
     /// >>> import numpy
-    /// >>> db.probe_many(numpy.array([db.position("2222-0003-0000-1111").code], dtype=numpy.uint64))
+    /// >>> db.probe_many(numpy.array([db.position("2222-0003-0000-1111").code], dtype=">u8"))
     /// array([23], dtype=int32)
     fn probe_many(&self, py: Python<'_>, boards: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let db = self.db(py)?;
         let (list, as_array) = many_boards(py, self.geom, boards)?;
-        let answers = py.detach(move || db.probe_many(&list));
-        let mut out = Vec::with_capacity(answers.len());
-        for (i, r) in answers.into_iter().enumerate() {
-            match r {
-                Ok(o) => out.push(signed(o)),
-                Err(e) => {
-                    let err = to_py(py, e, At::Query);
-                    let msg = format!("board {i}: {}", err.value(py));
-                    return Err(PyErr::from_type(err.get_type(py), msg));
+        let mut out: Vec<i32> = Vec::new();
+        out.try_reserve_exact(list.len())
+            .map_err(|_| memory_error(py, "the answers", list.len() as u64, 4, "boards"))?;
+        for (c, chunk) in list.chunks(PROBE_BATCH).enumerate() {
+            let answers = py.detach(|| db.probe_many(chunk));
+            for (i, r) in answers.into_iter().enumerate() {
+                match r {
+                    Ok(o) => out.push(signed(o)),
+                    Err(e) => {
+                        let err = to_py(py, e, At::Query);
+                        let msg = format!("board {}: {}", c * PROBE_BATCH + i, err.value(py));
+                        return Err(PyErr::from_type(err.get_type(py), msg));
+                    }
                 }
             }
         }
         if as_array {
-            let bytes: Vec<u8> = out.iter().flat_map(|v| v.to_le_bytes()).collect();
-            return numpy_array(py, &bytes, "<i4");
+            return numpy_array(py, &out, "int32");
         }
         Ok(PyList::new(py, out)?.into_any().unbind())
     }
@@ -873,7 +1035,9 @@ impl Database {
     /// ``n`` positions of ``phase`` drawn uniformly at random (with repetition) from the
     /// positions the database stores for it (canonical forms, one per symmetry class), as
     /// a numpy array of their codes, for ``probe_many``. The same ``seed`` draws the same
-    /// positions.
+    /// positions. ``n`` is from 0 to ``count(phase)``, the phase's size (else
+    /// ``OutOfRangeError``); it costs 16 bytes a position while the array is made, and
+    /// more than this process can have is an ``OutOfMemoryError``.
     ///
     /// >>> db = ostledb.open(DB)
     /// >>> codes = db.sample((4, 4), 5, seed=3)
@@ -882,13 +1046,16 @@ impl Database {
     /// >>> ostledb.Position.from_code(int(codes[0]), side=4).phase
     /// (4, 4)
     #[pyo3(signature = (phase, n, seed = 1))]
-    fn sample(&self, py: Python<'_>, phase: (u32, u32), n: usize, seed: u64) -> PyResult<Py<PyAny>> {
+    fn sample(&self, py: Python<'_>, phase: (u32, u32), n: &Bound<'_, PyAny>, seed: u64) -> PyResult<Py<PyAny>> {
         use ostledb::store::keys::workload::{Pattern, codes};
         let db = self.db(py)?;
         let index = phase_index(py, &db, phase)?;
+        let n = int_in(n, "n", 0, index.len(), &format!("the positions of phase ({},{})", phase.0, phase.1))?;
+        let what = format!("a sample of {n} positions of phase ({},{})", phase.0, phase.1);
+        ostledb::sys::check_memory(&what, n, CODE_BYTES, "positions").map_err(|e| to_py(py, e, At::Query))?;
         let geom = self.geom;
-        let list = py.detach(move || codes(geom, index, index, Pattern::Random, n, seed));
-        numpy_codes(py, &list)
+        let list = py.detach(move || codes(geom, index, index, Pattern::Random, n as usize, seed));
+        numpy_array(py, &list, "uint64")
     }
 
     /// How many positions the database stores for ``phase``: one per symmetry class, its
@@ -903,7 +1070,10 @@ impl Database {
 
     /// The codes of positions ``start`` to ``stop`` (default: the end) of ``phase``, in
     /// the database's order, which is ascending canonical code, as a numpy array: with
-    /// ``probe_many``, a whole phase can be read in slices.
+    /// ``probe_many``, a whole phase can be read in slices. Indices are from 0 (a
+    /// negative one is an ``OutOfRangeError``; past the end, the slice stops there); a
+    /// slice costs 16 bytes a position while it is made, and more than this process can
+    /// have is an ``OutOfMemoryError``.
     ///
     /// >>> db = ostledb.open(DB)
     /// >>> codes = db.positions((3, 3), 190000, 190004)
@@ -912,12 +1082,26 @@ impl Database {
     /// >>> db.probe_many(codes).tolist()
     /// [-8, -8, -10, 0]
     #[pyo3(signature = (phase, start = 0, stop = None))]
-    fn positions(&self, py: Python<'_>, phase: (u32, u32), start: u64, stop: Option<u64>) -> PyResult<Py<PyAny>> {
+    fn positions(
+        &self,
+        py: Python<'_>,
+        phase: (u32, u32),
+        #[pyo3(from_py_with = start_arg)] start: u64,
+        stop: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let stop = match stop {
+            Some(s) if !s.is_none() => count_in(s, "stop")?,
+            _ => u64::MAX,
+        };
         let db = self.db(py)?;
         let index = phase_index(py, &db, phase)?;
-        let stop = stop.unwrap_or(u64::MAX).min(index.len());
-        let list: Vec<u64> = py.detach(move || index.positions(start.min(stop)..stop).map(|p| p.code()).collect());
-        numpy_codes(py, &list)
+        let stop = stop.min(index.len());
+        let start = start.min(stop);
+        let what = format!("positions {start} to {stop} of phase ({},{})", phase.0, phase.1);
+        ostledb::sys::check_memory(&what, stop - start, CODE_BYTES, "positions")
+            .map_err(|e| to_py(py, e, At::Query))?;
+        let list: Vec<u64> = py.detach(move || index.positions(start..stop).map(|p| p.code()).collect());
+        numpy_array(py, &list, "uint64")
     }
 
     /// Close the database (its files are released once no call is using them).
@@ -959,53 +1143,191 @@ fn phase_index<'a>(
     })
 }
 
-/// Board codes as a new numpy uint64 array.
-fn numpy_codes(py: Python<'_>, codes: &[u64]) -> PyResult<Py<PyAny>> {
-    let bytes: Vec<u8> = codes.iter().flat_map(|c| c.to_le_bytes()).collect();
-    numpy_array(py, &bytes, "<u8")
+/// Bytes a code costs while `sample` or `positions` makes its array: the list, then the
+/// numpy array it is copied into.
+const CODE_BYTES: u64 = 16;
+
+/// Boards `probe_many` hands the library at once: the library's working memory is about
+/// 330 bytes a board (its steps, order and answers, each answer a `Result` as large as
+/// an error), so a batch holds about 22 MB however many boards are asked for.
+const PROBE_BATCH: usize = 1 << 16;
+
+/// Bytes a board costs `probe_many` besides its input: the board (12), its answer (4)
+/// and the answer array (4).
+const BOARD_BYTES: u64 = 20;
+
+/// `OutOfMemoryError` for `n` items of `what` at `each` bytes.
+fn memory_error(py: Python<'_>, what: &str, n: u64, each: u64, unit: &str) -> PyErr {
+    let e = ostledb::sys::check_memory(what, n, each, unit).err().unwrap_or(Error::OutOfMemory {
+        what: what.to_string(),
+        bytes: n.saturating_mul(each),
+        advice: "the allocation failed".to_string(),
+    });
+    to_py(py, e, At::Query)
 }
 
-/// A new numpy array of `dtype` (little-endian) holding `bytes`.
-fn numpy_array(py: Python<'_>, bytes: &[u8], dtype: &str) -> PyResult<Py<PyAny>> {
+/// A new one-dimensional numpy array of `dtype` (a native integer type of the size of
+/// `T`) holding `values`, written into it through the buffer protocol.
+fn numpy_array<T: pyo3::buffer::Element>(py: Python<'_>, values: &[T], dtype: &str) -> PyResult<Py<PyAny>> {
     let np = py.import("numpy")?;
-    let kw = PyDict::new(py);
-    kw.set_item("dtype", dtype)?;
-    let a = np.getattr("frombuffer")?.call((PyBytes::new(py, bytes),), Some(&kw))?;
-    Ok(a.call_method0("copy")?.unbind())
+    let a = np.getattr("empty")?.call1((values.len(), dtype))?;
+    PyBuffer::<T>::get(&a)?.copy_from_slice(py, values)?;
+    Ok(a.unbind())
+}
+
+/// How the integers of a buffer are stored, from its format (a `struct` module format of
+/// one item) and item size.
+#[derive(Clone, Copy)]
+struct IntFormat {
+    bytes: usize,
+    signed: bool,
+    big_endian: bool,
+}
+
+impl IntFormat {
+    /// The format of a buffer of integers, or `None` for anything else (floats, bools,
+    /// structures, sizes that do not match).
+    fn of(format: &[u8], item_size: usize) -> Option<IntFormat> {
+        let (order, code) = match format {
+            [c] => (b'@', *c),
+            [o @ (b'@' | b'=' | b'<' | b'>' | b'!'), c] => (*o, *c),
+            _ => return None,
+        };
+        let signed = match code {
+            b'b' | b'h' | b'i' | b'l' | b'q' | b'n' => true,
+            b'B' | b'H' | b'I' | b'L' | b'Q' | b'N' => false,
+            _ => return None,
+        };
+        // Native order ('@') takes the platform's sizes, the others the standard ones.
+        let bytes = match (order, code) {
+            (b'@', _) => item_size,
+            (_, b'b' | b'B') => 1,
+            (_, b'h' | b'H') => 2,
+            (_, b'i' | b'I' | b'l' | b'L') => 4,
+            (_, b'q' | b'Q') => 8,
+            _ => return None, // 'n' and 'N' have no standard size
+        };
+        let big_endian = match order {
+            b'>' | b'!' => true,
+            b'<' => false,
+            _ => cfg!(target_endian = "big"),
+        };
+        (bytes == item_size && (1..=8).contains(&bytes)).then_some(IntFormat { bytes, signed, big_endian })
+    }
+
+    /// The integer of the item at `p` (`bytes` bytes, read unaligned).
+    ///
+    /// # Safety
+    ///
+    /// `p` points to `self.bytes` readable bytes.
+    unsafe fn read(&self, p: *const u8) -> i128 {
+        let mut raw = [0u8; 8];
+        // SAFETY: the caller's promise; `raw` has room for up to 8 bytes.
+        unsafe { std::ptr::copy_nonoverlapping(p, raw.as_mut_ptr(), self.bytes) };
+        let item = &raw[..self.bytes];
+        let mut v: u64 = 0;
+        if self.big_endian {
+            for &b in item {
+                v = v << 8 | b as u64;
+            }
+        } else {
+            for &b in item.iter().rev() {
+                v = v << 8 | b as u64;
+            }
+        }
+        let bits = 8 * self.bytes as u32;
+        if self.signed && bits < 64 && v >> (bits - 1) & 1 == 1 {
+            v |= u64::MAX << bits; // sign-extend
+        }
+        if self.signed { v as i64 as i128 } else { v as i128 }
+    }
+}
+
+/// The board of code `value`, or `BadBoardError` for a value that is no code: negative,
+/// or wider than the 55 bits of a code (which would otherwise be read as the code of its
+/// low bits).
+fn board_of_code(py: Python<'_>, value: i128) -> PyResult<Board> {
+    if value < 0 {
+        return Err(raise(py, "BadBoardError", format!("code {value} is negative")));
+    }
+    if value >> 55 != 0 {
+        return Err(raise(py, "BadBoardError", format!("{value} is not a board code (more than 55 bits)")));
+    }
+    Ok(Board::from_code(value as u64))
+}
+
+/// `e` with "board `i`: " before its message (the board of a list it is about).
+fn at_board(py: Python<'_>, i: usize, e: PyErr) -> PyErr {
+    PyErr::from_type(e.get_type(py), format!("board {i}: {}", e.value(py)))
+}
+
+/// The boards of a buffer of integer codes (a numpy array of any integer dtype, byte
+/// order, stride or shape; read in C order), honouring its format; `TypeError` for a
+/// buffer of anything else.
+fn buffer_boards(py: Python<'_>, buf: &PyUntypedBuffer) -> PyResult<Vec<Board>> {
+    let fmt = IntFormat::of(buf.format().to_bytes(), buf.item_size()).ok_or_else(|| {
+        PyTypeError::new_err(format!(
+            "an array of board codes must hold integers; this one's items are `{}` ({} bytes): use numpy.uint64",
+            buf.format().to_string_lossy(),
+            buf.item_size()
+        ))
+    })?;
+    let n = buf.item_count();
+    ostledb::sys::check_memory("the boards", n as u64, BOARD_BYTES, "boards").map_err(|e| to_py(py, e, At::Query))?;
+    let mut out = Vec::with_capacity(n);
+    if n == 0 {
+        return Ok(out);
+    }
+    let (shape, strides) = (buf.shape(), buf.strides());
+    let direct = buf.suboffsets().is_none_or(|s| s.iter().all(|&o| o < 0));
+    let mut index = vec![0usize; shape.len()];
+    for i in 0..n {
+        let p = if direct {
+            let offset: isize = index.iter().zip(strides).map(|(&k, &st)| k as isize * st).sum();
+            // SAFETY: every index is below its dimension's length, so the item lies in the
+            // buffer the exporter described (its strides may be negative).
+            unsafe { (buf.buf_ptr() as *const u8).offset(offset) }
+        } else {
+            buf.get_ptr(&index) as *const u8
+        };
+        // SAFETY: `p` is the start of an item of `fmt.bytes` (= the item size) bytes.
+        let value = unsafe { fmt.read(p) };
+        out.push(board_of_code(py, value).map_err(|e| at_board(py, i, e))?);
+        // The next index in C order.
+        for d in (0..index.len()).rev() {
+            index[d] += 1;
+            if index[d] < shape[d] {
+                break;
+            }
+            index[d] = 0;
+        }
+    }
+    Ok(out)
 }
 
 /// The boards of a `probe_many` call, and whether the answer is an array: a buffer of
-/// 64-bit codes (a numpy array), or a sequence of codes, texts or Positions.
+/// integer codes (a numpy array), or a sequence of codes, texts or Positions.
 fn many_boards(py: Python<'_>, geom: &Geometry, obj: &Bound<'_, PyAny>) -> PyResult<(Vec<Board>, bool)> {
-    let from_codes = |codes: Vec<u64>| -> Vec<Board> { codes.into_iter().map(Board::from_code).collect() };
-    if let Ok(buf) = PyBuffer::<u64>::get(obj) {
-        return Ok((from_codes(buf.to_vec(py)?), true));
-    }
-    if let Ok(buf) = PyBuffer::<i64>::get(obj) {
-        let v = buf.to_vec(py)?;
-        if let Some(i) = v.iter().position(|c| *c < 0) {
-            return Err(raise(py, "BadBoardError", format!("board {i}: code {} is negative", v[i])));
-        }
-        return Ok((from_codes(v.into_iter().map(|c| c as u64).collect()), true));
+    if let Ok(buf) = PyUntypedBuffer::get(obj) {
+        return Ok((buffer_boards(py, &buf)?, true));
     }
     if obj.hasattr("__array_interface__")? {
-        return Err(raise(
-            py,
-            "BadBoardError",
-            "an array of board codes must hold 64-bit integers (numpy.uint64 or numpy.int64)".to_string(),
-        ));
+        return Err(PyTypeError::new_err("an array of board codes must give its items through the buffer protocol"));
     }
     let mut out = Vec::new();
+    if let Ok(n) = obj.len() {
+        ostledb::sys::check_memory("the boards", n as u64, BOARD_BYTES, "boards")
+            .map_err(|e| to_py(py, e, At::Query))?;
+        out.reserve_exact(n);
+    }
     for (i, item) in obj.try_iter()?.enumerate() {
         let item = item?;
-        let b = match item.extract::<u64>() {
-            Ok(c) => Ok(Board::from_code(c)),
+        let b = match int_value(&item) {
+            Ok(Ok(c)) => board_of_code(py, c),
+            Ok(Err(text)) => Err(raise(py, "BadBoardError", format!("{text} is not a board code (more than 55 bits)"))),
             Err(_) => board_arg(py, geom, &item),
         };
-        match b {
-            Ok(b) => out.push(b),
-            Err(e) => return Err(PyErr::from_type(e.get_type(py), format!("board {i}: {}", e.value(py)))),
-        }
+        out.push(b.map_err(|e| at_board(py, i, e))?);
     }
     Ok((out, false))
 }
@@ -1014,19 +1336,29 @@ fn many_boards(py: Python<'_>, geom: &Geometry, obj: &Bound<'_, PyAny>) -> PyRes
 ///
 /// ``backend`` names the key lookup to use (default: the database's first);
 /// ``cache_mb`` the memory for decoded value blocks (default: a budget from the
-/// machine's memory). Raises ``DatabaseNotFoundError`` when ``path`` holds no
-/// database, ``CorruptDatabaseError`` when its files are damaged.
+/// machine's memory; more than half of what ``ulimit -v`` leaves, or than the machine
+/// has available, is an ``OutOfMemoryError``). Raises ``DatabaseNotFoundError`` when
+/// ``path`` holds no database, ``CorruptDatabaseError`` when its files are damaged.
 ///
 /// >>> db = ostledb.open(DB)
 /// >>> db.side, db.pieces, db.phases
 /// (4, 4, [(3, 3), (4, 3), (3, 4), (4, 4)])
 #[pyfunction]
 #[pyo3(signature = (path, backend = None, cache_mb = None))]
-fn open(py: Python<'_>, path: PathBuf, backend: Option<&str>, cache_mb: Option<usize>) -> PyResult<Database> {
+fn open(
+    py: Python<'_>,
+    path: PathBuf,
+    backend: Option<&str>,
+    cache_mb: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Database> {
     let backend = backend.map(Backend::parse).transpose().map_err(|e| to_py(py, e, At::Open))?;
     let mut opts = OpenOptions { backend, ..OpenOptions::default() };
-    if let Some(mb) = cache_mb {
-        opts.cache_bytes = mb.saturating_mul(1 << 20);
+    if let Some(mb) = cache_mb.filter(|m| !m.is_none()) {
+        let mb = count_in(mb, "cache_mb")?;
+        opts.cache_bytes = ostledb::store::cache::budget_of_mb(mb, "cache_mb").map_err(|e| match e {
+            Error::InvalidArgument(m) => raise(py, "OutOfMemoryError", m),
+            e => to_py(py, e, At::Open),
+        })?;
     }
     let p = path.clone();
     let db = py.detach(move || ostledb::store::Database::open_opts(&p, &opts)).map_err(|e| to_py(py, e, At::Open))?;
@@ -1041,6 +1373,9 @@ fn open(py: Python<'_>, path: PathBuf, backend: Option<&str>, cache_mb: Option<u
 /// well under a second, 4 and 4 in seconds; Ostle itself (5 and 5) takes about 90 s and
 /// 1.5 GB for ``max_pieces=8`` and over an hour and 17 GB for the whole game. Ctrl-C
 /// stops at the next level boundary, keeping a checkpoint that the same call resumes.
+/// ``max_pieces`` is from ``2 * (pieces - 1)`` to ``2 * pieces`` (8 to 10 for Ostle),
+/// ``level`` (zstd, for value files of format 3 only) from 1 to 22; other values are an
+/// ``OutOfRangeError``.
 ///
 /// >>> import os, tempfile
 /// >>> path = os.path.join(tempfile.mkdtemp(), "three.db")
@@ -1054,19 +1389,24 @@ fn solve(
     path: PathBuf,
     side: u32,
     pieces: Option<u32>,
-    max_pieces: Option<u32>,
-    level: Option<i32>,
+    max_pieces: Option<&Bound<'_, PyAny>>,
+    level: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<()> {
     use ostledb::solve::SolveOptions;
     use ostledb::solve::retrograde::solve_into;
     use ostledb::store::pack::{PackOptions, pack};
+    use ostledb::store::values::MAX_LEVEL;
     let geom = geometry(side, pieces.unwrap_or(side)).map_err(|e| to_py(py, e, At::Query))?;
-    let max = max_pieces.unwrap_or(2 * geom.start_pieces());
+    let (least, most) = (2 * geom.min_pieces(), 2 * geom.start_pieces());
+    let max = match max_pieces.filter(|m| !m.is_none()) {
+        Some(m) => int_in(m, "max_pieces", least as u64, most as u64, "pieces on the board")? as u32,
+        None => most,
+    };
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let opts = SolveOptions { dir: Some(path.clone()), stop: Some(stop.clone()), ..SolveOptions::default() };
     let mut pack_opts = PackOptions::default();
-    if let Some(l) = level {
-        pack_opts.values.level = l;
+    if let Some(l) = level.filter(|l| !l.is_none()) {
+        pack_opts.values.level = int_in(l, "level", 1, MAX_LEVEL as u64, "zstd levels")? as i32;
     }
     let worker = std::thread::spawn(move || -> Result<(), Error> {
         solve_into(geom, max, &opts, |_| Ok(()))?;
@@ -1098,8 +1438,10 @@ fn _ostledb(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Value>()?;
     m.add_class::<MoveValue>()?;
     m.add_class::<LineStep>()?;
+    m.add_class::<Line>()?;
     m.add_function(wrap_pyfunction!(open, m)?)?;
     m.add_function(wrap_pyfunction!(solve, m)?)?;
     m.add("LIBRARY_VERSION", env!("CARGO_PKG_VERSION"))?;
+    m.add("MAX_LINE_PLIES", MAX_LINE_PLIES)?;
     Ok(())
 }

@@ -49,7 +49,9 @@ def test_query_with_prev_and_line_equals_the_cli(cli, db44_path):
         want = cli_answers(cli, db44_path, [f"{c},{b}" for c, b in lines], "--line", "--max-plies", "30")
         for (c, b), w in zip(lines, want):
             assert db.query(c, prev=b, line=30) == w
-            assert [s.to_dict() for s in db.line(c, prev=b, max_plies=30)] == w["line"]
+            line = db.line(c, prev=b, max_plies=30)
+            assert [s.to_dict() for s in line] == w["line"]
+            assert line.to_dict() == {"line": w["line"], "line_end": w["line_end"]}
     assert any(w["node_index"] > 0 for w in want)
 
 

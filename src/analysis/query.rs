@@ -253,33 +253,106 @@ impl Database {
     }
 
     /// The principal variation from `board`: each side plays its first best allowed
-    /// move, until the game ends (a decided node) or for `max_plies` plies (a draw, or
-    /// a cap). Each step is the position before the move and the move's line.
-    pub fn line(&self, board: &Position, prev: Option<&Position>, max_plies: u32) -> Result<Vec<Step>, Error> {
+    /// move, until the game ends (a decided node), the line comes back to a node it has
+    /// passed (a draw), or for `max_plies` plies, which must be from 1 to
+    /// [`MAX_LINE_PLIES`] ([`Error::OutOfRange`] otherwise). Each step is the position
+    /// before the move and the move's line; [`Line::end`] says how the line ended.
+    ///
+    /// A node is a board as it stands with its published node index (which of its moves
+    /// is forbidden): the moves played from it, and so the rest of the line, depend on
+    /// nothing else. Once a node recurs the line repeats the plies since its first visit
+    /// for ever, so it stops there with [`LineEnd::Repeats`] (a decided line never
+    /// repeats: its distances fall by one a ply).
+    pub fn line(&self, board: &Position, prev: Option<&Position>, max_plies: u32) -> Result<Line, Error> {
+        check_line_plies("max_plies", max_plies as u64)?;
         let g = self.geometry();
         let mut pos = *board;
         let mut prev = prev.copied();
         let mut steps = Vec::new();
-        while steps.len() < max_plies as usize {
+        // The ply (0-based) at which each node of the line was left.
+        let mut seen: std::collections::HashMap<(Position, usize), u32> = std::collections::HashMap::new();
+        let end = loop {
             let a = self.analyse(&pos, prev.as_ref())?;
-            let Some(m) = a.best_move().cloned() else { break };
+            if let Some(&k) = seen.get(&(pos, a.node_index)) {
+                break LineEnd::Repeats { from: k + 1 };
+            }
+            if steps.len() >= max_plies as usize {
+                break LineEnd::MaxPlies;
+            }
+            seen.insert((pos, a.node_index), steps.len() as u32);
+            let Some(m) = a.best_move().cloned() else { break LineEnd::NoMove };
             let r = play(g, &pos, m.mv).expect("listed moves are legal");
-            let ends = ends_game(g, &r.child);
-            steps.push(Step {
-                board: a.board.clone(),
-                verdict: a.verdict,
-                plies: a.plies,
-                text: a.text.clone(),
-                mv: m,
-            });
-            if ends {
-                break;
+            steps.push(Step { board: a.board, verdict: a.verdict, plies: a.plies, text: a.text, mv: m });
+            if ends_game(g, &r.child) {
+                break LineEnd::GameOver;
             }
             prev = Some(pos);
             pos = r.child;
-        }
-        Ok(steps)
+        };
+        Ok(Line { steps, end })
     }
+}
+
+/// The most plies [`Database::line`] plays, and so the bound of every front end's line
+/// length: `query --max-plies`, the HTTP API's `max_plies` (the server's
+/// `Limits::max_line_plies` defaults to it and cannot exceed it) and Python's
+/// `Database.line`. A decided line is as many plies as its distance, at most 255 (the
+/// longest of the game is 147); a drawn one stops where it starts to repeat. A longer
+/// line could only be a drawn line that has not repeated yet, and each ply costs a
+/// node's analysis and about 0.5 KB of steps: unbounded, `max_plies` = 2^31 filled
+/// memory (issue 61).
+pub const MAX_LINE_PLIES: u32 = 1000;
+
+/// Refuse a line length outside 1..=[`MAX_LINE_PLIES`]; `what` names the argument as
+/// the caller wrote it (`max_plies`, `--max-plies`, `line`).
+pub fn check_line_plies(what: &str, n: u64) -> Result<u32, Error> {
+    if (1..=MAX_LINE_PLIES as u64).contains(&n) {
+        return Ok(n as u32);
+    }
+    Err(line_plies_out_of_range(what, n.to_string()))
+}
+
+/// The error of a line length `given` (as written) outside 1..=[`MAX_LINE_PLIES`].
+pub fn line_plies_out_of_range(what: &str, given: String) -> Error {
+    Error::OutOfRange {
+        what: what.to_string(),
+        given,
+        min: 1,
+        max: MAX_LINE_PLIES as u64,
+        why: "MAX_LINE_PLIES: a decided line is at most 255 plies, a drawn one stops where it repeats".to_string(),
+    }
+}
+
+/// How a principal variation ended. In JSON (`query --json --line`, the API's `/line`)
+/// it is the `line_end` object, its kind in `reason`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "reason", rename_all = "kebab-case")]
+pub enum LineEnd {
+    /// The last move ended the game: the line of a decided node, as many plies as its
+    /// distance.
+    GameOver,
+    /// The next node (board and forbidden move) is the one ply `from` (1-based) was
+    /// played from: the line would repeat plies `from` to the last for ever. Only a
+    /// drawn line repeats.
+    Repeats {
+        /// The ply the repetition starts again from.
+        from: u32,
+    },
+    /// `max_plies` plies were played before the game ended or the line repeated.
+    MaxPlies,
+    /// The side to move has no allowed move (its only move is forbidden).
+    NoMove,
+}
+
+/// A principal variation: its plies and how it ended.
+#[derive(Clone, Debug, Serialize)]
+pub struct Line {
+    /// One step a ply, from the board asked about.
+    #[serde(rename = "line")]
+    pub steps: Vec<Step>,
+    /// Why it stops where it does.
+    #[serde(rename = "line_end")]
+    pub end: LineEnd,
 }
 
 /// One ply of a principal variation.
@@ -305,9 +378,10 @@ pub struct Report {
     /// The position analysed.
     #[serde(flatten)]
     pub analysis: Analysis,
-    /// The principal variation (with `--line`, or the API's `/line`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub line: Option<Vec<Step>>,
+    /// The principal variation (with `--line`, or the API's `/line`): the fields `line`
+    /// (its steps) and `line_end` (how it ended).
+    #[serde(flatten)]
+    pub line: Option<Line>,
 }
 
 /// Parse a board and an optional previous board (checked to lead to it by one move);
@@ -333,7 +407,7 @@ pub fn parse_with_prev(
 
 /// Answer a query given as text: `board` and `prev` (see [`parse_with_prev`]), the moves
 /// `play` played from it first (see [`play_moves`]), and the principal variation of
-/// `line_plies` plies at most when given.
+/// `line_plies` plies at most when given (from 1 to [`MAX_LINE_PLIES`]).
 pub fn answer(
     db: &Database,
     board: &str,

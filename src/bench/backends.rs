@@ -226,6 +226,28 @@ fn pass(
     Ok(ns)
 }
 
+/// Bytes a lookup of `--lookups` costs: three key sets (a code, 8 bytes, and the rank
+/// backend's answer, 16) and a pass's answers (16).
+const LOOKUP_BYTES: u64 = 3 * 24 + 16;
+
+/// Bytes a key of a sled tree holds resident while it is built (measured: about 3.6 KB).
+const SLED_KEY_BYTES: u64 = 3_700;
+
+/// Refuse counts whose memory this process cannot have, before any of it is allocated:
+/// the key sets of `lookups`, the `queries`, a sled tree of `sled_keys` keys (at most the
+/// phase's `n`) when sled is measured.
+fn check_counts(opts: &BackendBenchOptions, n: u64, backends: &[Backend]) -> Result<(), Error> {
+    let lookups = opts.lookups.max(1) as u64;
+    crate::sys::check_memory(&format!("the key sets of --lookups {lookups}"), lookups, LOOKUP_BYTES, "lookups")?;
+    let queries = opts.queries as u64;
+    crate::sys::check_memory(&format!("--queries {queries}"), queries, super::latency::QUERY_BYTES, "queries")?;
+    if backends.contains(&Backend::Sled) && !opts.no_build {
+        let keys = opts.sled_keys.min(n);
+        crate::sys::check_memory(&format!("a sled tree of {keys} keys (--sled-keys)"), keys, SLED_KEY_BYTES, "keys")?;
+    }
+    Ok(())
+}
+
 /// Measure the database at `db_path`: its largest phase, every backend `opts` selects, and
 /// query latency when `opts.queries` > 0. Progress goes to `reporter` as notes. An answer
 /// of any backend that differs from the `rank` backend's is [`Error::Corrupt`].
@@ -242,6 +264,7 @@ pub fn measure(db_path: &Path, opts: &BackendBenchOptions, reporter: &dyn Report
     let ph = phase.phase();
     let parents = index.phase(ph.swapped()).unwrap_or(phase);
     let n = phase.len();
+    check_counts(opts, n, &backends)?;
 
     // The key sets and the rank backend's answers, shared by every backend.
     let t = Instant::now();

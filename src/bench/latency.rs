@@ -99,6 +99,20 @@ pub struct ColdLatency {
     pub phases: Vec<ColdPhase>,
 }
 
+/// Bytes a position of [`measure_cold`] costs besides its times: the board and the first
+/// round's answer (its moves' values).
+const COLD_POSITION_BYTES: u64 = 256;
+
+/// Refuse a [`measure_cold`] of `per_phase` positions and `rounds` rounds whose memory
+/// this process cannot have (a time, 8 bytes, per call in its phase and in the total of
+/// all phases), before any of it is allocated.
+pub fn check_cold(db: &Database, per_phase: usize, rounds: usize) -> Result<(), Error> {
+    let phases = db.index().phases().len() as u64;
+    let (n, r) = (per_phase.max(1) as u64, rounds.max(1) as u64);
+    let each = r.saturating_mul(8 * (phases + 1)).saturating_add(COLD_POSITION_BYTES);
+    crate::sys::check_memory(&format!("--cold {n} with --cold-rounds {r}"), n, each, "positions")
+}
+
 /// Time [`Database::analyse`] on `per_phase` random positions (random symmetric images)
 /// of every phase the database holds, `rounds` times, every cache of the database
 /// emptied before each call ([`Database::drop_caches`]; the operating system's page
@@ -109,6 +123,7 @@ pub struct ColdLatency {
 /// so that the first calls do not wait for them, and the value files' pages are mapped
 /// into the process ([`Database::map_value_pages`]), as `ostledb serve` does at start.
 pub fn measure_cold(db: &Database, per_phase: usize, rounds: usize, seed: u64) -> Result<ColdLatency, Error> {
+    check_cold(db, per_phase, rounds)?;
     let t = std::time::Instant::now();
     for phase in db.index().phases() {
         phase.build_bitmaps();
@@ -159,6 +174,10 @@ pub fn measure_cold(db: &Database, per_phase: usize, rounds: usize, seed: u64) -
     Ok(ColdLatency { per_phase, rounds, index_ready_seconds, pages_mapped_seconds, phases })
 }
 
+/// Bytes a query of [`measure`] costs: the board (16), its value (16) and a time (8)
+/// for each of the four kinds of call.
+pub const QUERY_BYTES: u64 = 64;
+
 /// Time `n` single calls of each kind on random positions (random symmetric images,
 /// drawn uniformly from all the database's positions), one thread, one call at a time.
 /// Every answer is checked against the other kind of call, so nothing is optimised away.
@@ -169,6 +188,7 @@ pub fn measure(db: &Database, n: usize, seed: u64) -> Result<Latency, Error> {
 /// [`measure`] with the warm passes repeated `repeat` times (the last one reported), for
 /// profiling the warm path.
 pub fn measure_repeated(db: &Database, n: usize, seed: u64, repeat: usize) -> Result<Latency, Error> {
+    crate::sys::check_memory(&format!("{n} queries"), n.max(1) as u64, QUERY_BYTES, "queries")?;
     let g = db.geometry().clone();
     let total: u64 = db.index().phases().iter().map(|p| p.len()).sum();
     let mut rng = seed;

@@ -12,7 +12,13 @@ use clap::Args;
 use crate::bench::backends::{BackendBenchOptions, BenchReport, measure};
 use crate::bench::latency::measure_cold;
 use crate::cli::progress::CliReporter;
-use crate::cli::{CommonArgs, at_least_one, emit, emit_json, thousands};
+use crate::cli::{CommonArgs, at_least_one, emit, emit_json, one_to, thousands};
+
+/// The most codes a `--batch` hands `index_of_batch` at once (the default `--lookups`).
+const MAX_BATCH: usize = 1 << 20;
+
+/// The most timed rounds (`--rounds`, `--cold-rounds`): each is a whole pass.
+const MAX_ROUNDS: usize = 1000;
 use crate::error::Error;
 
 /// Arguments of `ostledb bench`.
@@ -74,14 +80,15 @@ pub struct BenchArgs {
     /// compiled backend (with --no-build: those whose files the database has).
     #[arg(long = "backend", value_name = "NAME|all")]
     pub backends: Vec<String>,
-    /// Lookups per access pattern.
+    /// Lookups per access pattern (about 90 bytes each: more than this process can have
+    /// is refused).
     #[arg(long, default_value_t = BackendBenchOptions::default().lookups, value_parser = at_least_one())]
     pub lookups: usize,
-    /// Codes per index_of_batch call.
-    #[arg(long, default_value_t = BackendBenchOptions::default().batch, value_parser = at_least_one())]
+    /// Codes per index_of_batch call, 1 to 1,048,576.
+    #[arg(long, default_value_t = BackendBenchOptions::default().batch, value_parser = one_to(MAX_BATCH))]
     pub batch: usize,
-    /// Timed rounds over all backends; each figure is the fastest round.
-    #[arg(long, default_value_t = BackendBenchOptions::default().rounds, value_parser = at_least_one())]
+    /// Timed rounds over all backends, 1 to 1,000; each figure is the fastest round.
+    #[arg(long, default_value_t = BackendBenchOptions::default().rounds, value_parser = one_to(MAX_ROUNDS))]
     pub rounds: usize,
     /// Do not build the indexes; open the database's own index files.
     #[arg(long)]
@@ -90,10 +97,12 @@ pub struct BenchArgs {
     /// removed at the end).
     #[arg(long, value_name = "DIR")]
     pub scratch: Option<PathBuf>,
-    /// Keys in the sled tree at most (a larger phase gets a subset, see below).
+    /// Keys in the sled tree at most (a larger phase gets a subset, see below); a tree
+    /// whose build (about 3.7 KB a key) does not fit in memory is refused.
     #[arg(long, default_value_t = BackendBenchOptions::default().sled_keys, value_parser = clap::value_parser!(u64).range(1..))]
     pub sled_keys: u64,
-    /// Lookups per pattern for sled on a subset: the first this many of each key set.
+    /// Lookups per pattern for sled on a subset: the first this many of each key set (so
+    /// at most --lookups).
     #[arg(long, default_value_t = BackendBenchOptions::default().sled_lookups, value_parser = at_least_one())]
     pub sled_lookups: usize,
     /// Seed of the key sets.
@@ -102,14 +111,16 @@ pub struct BenchArgs {
     /// Also time this many whole queries in the library (`Database::probe`, the value of
     /// a node, and `Database::analyse`, the value and every move's), each position twice:
     /// the first time its blocks may need decoding, the second they are cached. 0: none.
+    /// About 64 bytes each: more than this process can have is refused.
     #[arg(long, default_value_t = BackendBenchOptions::default().queries, value_name = "N")]
     pub queries: usize,
     /// Measure only cold queries: `analyse` on this many random positions of every phase,
-    /// every cache emptied before each call (no backend table; see below).
+    /// every cache emptied before each call (no backend table; see below). About 256
+    /// bytes a position and 8 a call per phase: more than this process can have is refused.
     #[arg(long, value_name = "N", value_parser = at_least_one())]
     pub cold: Option<usize>,
-    /// Rounds of --cold (each position analysed once per round).
-    #[arg(long, default_value_t = 3, value_name = "R", value_parser = at_least_one())]
+    /// Rounds of --cold, 1 to 1,000 (each position analysed once per round).
+    #[arg(long, default_value_t = 3, value_name = "R", value_parser = one_to(MAX_ROUNDS))]
     pub cold_rounds: usize,
     /// Print one JSON object.
     #[arg(long)]
@@ -150,6 +161,7 @@ pub fn run(args: BenchArgs) -> Result<(), Error> {
 /// `ostledb bench --cold N`.
 fn run_cold(args: &BenchArgs, n: usize) -> Result<(), Error> {
     let db = crate::cli::db::open(&args.common, &Default::default())?;
+    crate::bench::latency::check_cold(&db, n, args.cold_rounds)?;
     if !args.common.quiet {
         eprintln!(
             "bench: analyse on {} random positions of each of {} phases, {} rounds, caches emptied before each call",

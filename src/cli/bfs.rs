@@ -27,6 +27,10 @@ pub enum ConventionArg {
     Strict,
 }
 
+/// `--max-nodes` unless given: 3.2 GB of stored nodes, which stops the standard game's node
+/// lists near depth 13.
+const DEFAULT_MAX_NODES: u64 = 400_000_000;
+
 /// Arguments of `ostledb bfs`.
 #[derive(Debug, Args)]
 #[command(
@@ -49,9 +53,11 @@ pub struct BfsArgs {
     #[arg(long, default_value_t = 10, value_name = "N")]
     pub max_depth: u32,
     /// Stop cleanly before the stored nodes (all layers) exceed this many (8 bytes each,
-    /// plus working space of about the size of the last layer).
-    #[arg(long, default_value_t = 400_000_000, value_name = "N")]
-    pub max_nodes: u64,
+    /// plus working space of about the size of the last layer). Default: 400,000,000
+    /// (3.2 GB); a value whose nodes do not fit in the memory this process can have
+    /// (`ulimit -v`, available memory) is refused.
+    #[arg(long, value_name = "N")]
+    pub max_nodes: Option<u64>,
     /// Search over positions instead of node lists: 4.375 bytes per position of the game
     /// and nothing per node, so the whole game to its last layer fits in 12.0 GB (the node
     /// lists stop near depth 13). Published convention only; --max-nodes does not apply.
@@ -208,6 +214,13 @@ pub fn run(args: BfsArgs, signals: &Signals) -> Result<(), Error> {
             )));
         }
     }
+    let max_nodes = match args.max_nodes {
+        Some(n) if !args.by_positions => {
+            crate::sys::check_memory(&format!("the nodes of --max-nodes {n}"), n, 8, "nodes")?;
+            n
+        }
+        _ => DEFAULT_MAX_NODES,
+    };
     let mates = !args.no_checkmate_expansion;
     let start = Phase::start_of(g, args.max_pieces.unwrap_or(2 * g.start_pieces())).expect("clap keeps N in 8..=10");
     if let Some(raw) = &args.import_first_depths {
@@ -218,12 +231,12 @@ pub fn run(args: BfsArgs, signals: &Signals) -> Result<(), Error> {
     let mut stored_first_depths = None;
     let checkpoints = Checkpoints {
         dir: args.checkpoint_dir(),
-        every: Some(std::time::Duration::from_secs(60 * args.checkpoint_minutes)),
+        every: Some(crate::cli::minutes(args.checkpoint_minutes)),
         stop: Some(signals.stop.clone()),
         node_layers: args.node_layers,
     };
     let (report, first_depth) = if !args.by_positions {
-        (bfs_layers_with(g, convention, mates, args.max_depth, args.max_nodes, &reporter), None)
+        (bfs_layers_with(g, convention, mates, args.max_depth, max_nodes, &reporter), None)
     } else if query_node.is_some() || args.first_depths_out.is_some() || args.store || checkpoints.dir.is_some() {
         let (report, depths) = bfs_first_depths_from(g, start, mates, args.max_depth, &checkpoints, &reporter)?;
         if let Some(path) = &args.first_depths_out {
@@ -391,7 +404,16 @@ fn import_first_depths(
         let p = p.to_path_buf();
         move |e| Error::Io { path: p.clone(), source: e }
     };
-    let text = std::fs::read_to_string(report).map_err(io(report))?;
+    // A bound no report of `bfs --json` comes near (a few KB), and never a FIFO.
+    let bytes = crate::store::file::read_capped(report, 1 << 20).map_err(io(report))?;
+    if bytes.len() > 1 << 20 {
+        return Err(Error::InvalidArgument(format!(
+            "--import-report {}: over 1 MiB, not the --json output of `ostledb bfs`",
+            report.display()
+        )));
+    }
+    let text = String::from_utf8(bytes)
+        .map_err(|_| Error::InvalidArgument(format!("--import-report {}: not UTF-8 text", report.display())))?;
     let bad = |why: String| Error::InvalidArgument(format!("--import-report {}: {why}", report.display()));
     let r: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(format!("not JSON: {e}")))?;
     let field =
@@ -442,7 +464,7 @@ fn import_first_depths(
     }
     // One pass to count the positions first reached at each depth, one to store.
     let mut first_reached = vec![0u64; 256];
-    let mut f = std::io::BufReader::with_capacity(1 << 22, std::fs::File::open(raw).map_err(io(raw))?);
+    let mut f = std::io::BufReader::with_capacity(1 << 22, crate::store::file::open_regular(raw).map_err(io(raw))?);
     let mut buf = vec![0u8; 1 << 22];
     loop {
         let n = f.read(&mut buf).map_err(io(raw))?;
@@ -462,7 +484,7 @@ fn import_first_depths(
     }
     first_reached.truncate(layers.len());
     let summary = FirstDepthSummary { expand_checkmates, complete, layers, first_reached, positions, start };
-    let mut f = std::fs::File::open(raw).map_err(io(raw))?;
+    let mut f = crate::store::file::open_regular(raw).map_err(io(raw))?;
     let len =
         crate::store::first_depths::write(db, g, &summary, |_, out| f.read_exact(out).map_err(io(raw)), reporter)?;
     Ok((summary, len))

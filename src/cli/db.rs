@@ -19,9 +19,10 @@ pub struct BackendArgs {
     /// under 0.5 KB per v5 stream of 128, 0.1 MB per v3 block of 32,768; all of phase (4,4)
     /// takes about 500). Default: 512, or half the
     /// memory left to the process where that is less (`ulimit -v`, available memory). 0
-    /// keeps no block: every probe decodes the blocks it reads.
+    /// keeps no block: every probe decodes the blocks it reads. Refused above half the
+    /// room `ulimit -v` leaves, or above the machine's available memory.
     #[arg(long, value_name = "MB")]
-    pub cache_mb: Option<usize>,
+    pub cache_mb: Option<u64>,
 }
 
 /// Take the writer lock of the database the common arguments name, for `command`, and
@@ -38,23 +39,8 @@ pub fn lock_for_writing(common: &CommonArgs, command: &str) -> Result<WriteLock,
 /// Open the database the common arguments name.
 pub fn open(common: &CommonArgs, backend: &BackendArgs) -> Result<Database, Error> {
     let cache_bytes = match backend.cache_mb {
-        Some(mb) => cache_within_limit(mb)?,
+        Some(mb) => crate::store::cache::budget_of_mb(mb, "--cache-mb")?,
         None => crate::store::cache::default_budget(),
     };
     Database::open_opts(&common.db, &OpenOptions { backend: backend.backend, cache_bytes, ..OpenOptions::default() })
-}
-
-/// `--cache-mb` in bytes, refused when the process's address-space limit (`ulimit -v`)
-/// leaves less than that: a cache filling up to it would end in a failed allocation.
-fn cache_within_limit(mb: usize) -> Result<usize, Error> {
-    let bytes =
-        mb.checked_mul(1 << 20).ok_or_else(|| Error::InvalidArgument(format!("--cache-mb {mb} is too large")))?;
-    match crate::sys::address_space_left() {
-        Some(left) if bytes as u64 > left / 2 => Err(Error::InvalidArgument(format!(
-            "--cache-mb {mb}: the memory limit of this process (ulimit -v) leaves {} MB; give at most {}, or leave --cache-mb out",
-            left >> 20,
-            left >> 21
-        ))),
-        _ => Ok(bytes),
-    }
 }

@@ -139,7 +139,7 @@ pub fn run(args: ExportArgs) -> Result<(), Error> {
     let out = (!args.digest).then_some(args.out.as_path());
     let mut checkpoint = match &args.checkpoint {
         Some(path) => {
-            let every = std::time::Duration::from_secs(60 * args.checkpoint_minutes);
+            let every = crate::cli::minutes(args.checkpoint_minutes);
             ExportCheckpoint::open(path, &db, every, &reporter)?
         }
         None => ExportCheckpoint::none(),

@@ -16,6 +16,10 @@ use crate::progress::Reporter;
 use crate::store::Database;
 use crate::store::group::GroupValues;
 
+/// The most examples `--list` keeps per class and phase: a list to read, not a dump (a
+/// list of 10^11 grew with every position of its class, per worker).
+const MAX_LIST: usize = 1000;
+
 /// Arguments of `ostledb interesting`.
 #[derive(Debug, Args)]
 #[command(after_help = "\
@@ -52,8 +56,10 @@ pub struct InterestingArgs {
     /// database).
     #[arg(long, value_name = "N")]
     pub max_pieces: Option<u32>,
-    /// Examples to list per class and phase (the first in index order).
-    #[arg(long, default_value_t = 0, value_name = "N")]
+    /// Examples to list per class and phase (the first in index order), 0 to 1,000: each
+    /// worker keeps as many with their moves while it sweeps.
+    #[arg(long, default_value_t = 0, value_name = "N",
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=MAX_LIST as u64))]
     pub list: usize,
     /// Print one JSON object.
     #[arg(long)]

@@ -15,6 +15,7 @@ pub mod pack;
 pub mod positions;
 pub mod progress;
 pub mod query;
+pub mod repair;
 #[cfg(feature = "serve")]
 pub mod serve;
 pub mod solve;
@@ -73,6 +74,8 @@ pub enum Command {
     Export(export::ExportArgs),
     /// Build a database from published text files (retrograde, and BFS when present).
     Import(import::ImportArgs),
+    /// Rebuild a damaged, unreadable or lost metadata file from the value files.
+    Repair(repair::RepairArgs),
     /// Serve the database over HTTP: a JSON API and the web explorer (read-only, loopback by default).
     #[cfg(feature = "serve")]
     Serve(serve::ServeArgs),
@@ -130,7 +133,7 @@ impl WalkCheckpointArgs {
         db: &crate::store::Database,
         reporter: &dyn crate::progress::Reporter,
     ) -> Result<crate::analysis::sweep::Checkpoint<A>, Error> {
-        let every = std::time::Duration::from_secs(60 * self.checkpoint_minutes);
+        let every = minutes(self.checkpoint_minutes);
         crate::analysis::sweep::Checkpoint::open(self.checkpoint.as_deref(), command, db, every, reporter)
     }
 }
@@ -235,6 +238,7 @@ fn dispatch(cli: Cli, signals: &Signals) -> Result<(), Error> {
         Command::Index(a) => pack::run_index(a),
         Command::Export(a) => export::run(a),
         Command::Import(a) => import::run(a),
+        Command::Repair(a) => repair::run(a),
         #[cfg(feature = "serve")]
         Command::Serve(a) => serve::run(a),
     }
@@ -245,6 +249,27 @@ fn dispatch(cli: Cli, signals: &Signals) -> Result<(), Error> {
 /// or "1" without saying so.
 pub fn at_least_one() -> clap::builder::RangedU64ValueParser<usize> {
     clap::builder::RangedU64ValueParser::<usize>::new().range(1..)
+}
+
+/// The value parser of a count from 1 to `max`: clap refuses anything else with exit
+/// code 2, naming the range.
+pub fn one_to(max: usize) -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::<usize>::new().range(1..=max as u64)
+}
+
+/// The most threads a command starts (`solve --threads`, `serve --threads`,
+/// `serve --max-probes`): far more than any machine has cores; each thread takes a
+/// stack, and 10^11 of them used to abort `serve` in a failed 800 GB allocation.
+pub const MAX_THREADS: usize = 1024;
+
+/// The most connections `serve --max-connections` keeps open at once (each is a file
+/// descriptor and its buffers); more used to panic in the runtime's semaphore.
+pub const MAX_CONNECTIONS: usize = 65_536;
+
+/// Minutes in seconds for a checkpoint interval, saturating (a huge `--checkpoint-minutes`
+/// is "never" rather than an overflow).
+pub fn minutes(m: u64) -> std::time::Duration {
+    std::time::Duration::from_secs(m.saturating_mul(60))
 }
 
 /// Start the process's worker threads (rayon's global pool): `threads` of them, or one per
@@ -259,6 +284,8 @@ pub fn start_threads(threads: Option<usize>) -> Result<(), Error> {
     if *started {
         return Ok(());
     }
+    // Before any thread allocates: under `ulimit -v`, fewer heaps of the allocator's own.
+    crate::sys::fit_malloc_to_limit();
     let mut pool = rayon::ThreadPoolBuilder::new();
     if let Some(t) = threads {
         pool = pool.num_threads(t);

@@ -12,7 +12,7 @@ use crate::game::{Geometry, Phase};
 use crate::store::Backend;
 use crate::store::pack::{PackOptions, add_backend, pack};
 use crate::store::phasefile::phase_file;
-use crate::store::values::{DEFAULT_FORMAT, DEFAULT_LEVEL, MAX_BLOCK, MAX_STREAMS, WriteOptions, file_name};
+use crate::store::values::{DEFAULT_FORMAT, DEFAULT_LEVEL, MAX_BLOCK, MAX_LEVEL, MAX_STREAMS, WriteOptions, file_name};
 
 /// Arguments of `ostledb pack`.
 #[derive(Debug, Args)]
@@ -43,7 +43,7 @@ pub struct StoreArgs {
     pub value_format: Option<u32>,
     /// zstd level of v3 value blocks (1..=22). On (4,4), 19 packs about 4x slower than
     /// the default 15 for 2.5% fewer bytes; 9 is about 8x faster and 12% larger.
-    #[arg(long, default_value_t = DEFAULT_LEVEL, value_parser = clap::value_parser!(i32).range(1..=22))]
+    #[arg(long, default_value_t = DEFAULT_LEVEL, value_parser = clap::value_parser!(i32).range(1..=MAX_LEVEL as i64))]
     pub level: i32,
     /// Positions per value block (v5: per stream): a lookup decodes (part of) one.
     /// Default: in v5, 128 in a phase of 2^30 positions or more ((5,5)), 64 in one of 2^28

@@ -7,7 +7,7 @@ use clap::Args;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::analysis::query::Report;
+use crate::analysis::query::{LineEnd, MAX_LINE_PLIES, Report};
 use crate::cli::db::{BackendArgs, open};
 use crate::cli::{CommonArgs, emit, emit_json, stdout_result};
 use crate::error::Error;
@@ -46,7 +46,10 @@ JSON fields: board, canonical, code, base64, node_index, checkmate, verdict
 best first, each with move, index, verdict, plies, text, removes (nothing | opponent |
 own), forbidden, best, child (the board after the move, seen from the side to move
 next); from_start (depth, searched_to, complete, convention) when a BFS
-is stored with the database; with --line also line[] (board, verdict, plies, text, move).")]
+is stored with the database; with --line also line[] (board, verdict, plies, text, move)
+and line_end, how the line ended: {\"reason\": \"game-over\"}, {\"reason\": \"repeats\",
+\"from\": K} (the next position is the one ply K was played from: plies K and on repeat
+for ever), {\"reason\": \"max-plies\"} or {\"reason\": \"no-move\"}.")]
 pub struct QueryArgs {
     /// The board (25 digits, `-` ignored), or `-` to read boards from stdin.
     pub board: String,
@@ -58,11 +61,14 @@ pub struct QueryArgs {
     #[arg(long, value_name = "MOVES", value_delimiter = ',')]
     pub play: Vec<String>,
     /// Also print the principal variation: best moves for both sides, one board per ply,
-    /// to the end of the game (or --max-plies plies of a draw).
+    /// to the end of the game, or, for a draw, until it comes back to a position (with the
+    /// same forbidden move) it has passed, from where it would repeat for ever; at most
+    /// --max-plies plies.
     #[arg(long)]
     pub line: bool,
-    /// The longest line printed (a draw never ends).
-    #[arg(long, default_value_t = 40, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    /// The longest line printed, 1 to 1,000 (MAX_LINE_PLIES of the library).
+    #[arg(long, default_value_t = 40, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=MAX_LINE_PLIES as i64))]
     pub max_plies: u32,
     /// Print one JSON object.
     #[arg(long)]
@@ -144,15 +150,19 @@ fn render(r: &Report) -> String {
     }
     if let Some(line) = &r.line {
         out.push_str("line (each side plays its first best move):\n");
-        for (i, s) in line.iter().enumerate() {
+        for (i, s) in line.steps.iter().enumerate() {
             out.push_str(&format!("  {:>3}. {}  {:<11} {}\n", i + 1, s.board, s.mv.notation, s.text));
         }
-        match line.last() {
-            Some(s) if s.mv.plies == Some(1) => out.push_str(&format!("  game over: {}\n", s.mv.text)),
-            Some(_) => {
-                out.push_str(&format!("  ... (stopped after {} plies; --max-plies sets the limit)\n", line.len()))
-            }
-            None => out.push_str("  (no move)\n"),
+        match (line.end, line.steps.last()) {
+            (LineEnd::GameOver, Some(s)) => out.push_str(&format!("  game over: {}\n", s.mv.text)),
+            (LineEnd::Repeats { from }, _) => out.push_str(&format!(
+                "  ... repeats from ply {from}: the next position, with its forbidden move, is the one ply {from} was played from\n"
+            )),
+            (LineEnd::MaxPlies, _) => out.push_str(&format!(
+                "  ... (stopped after {} plies; --max-plies sets the limit)\n",
+                line.steps.len()
+            )),
+            (LineEnd::NoMove, _) | (LineEnd::GameOver, None) => out.push_str("  (no allowed move)\n"),
         }
     }
     out

@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use clap::Args;
 
+use crate::cli::CommonArgs;
 use crate::cli::db::{BackendArgs, open};
-use crate::cli::{CommonArgs, at_least_one};
+use crate::cli::{MAX_CONNECTIONS, MAX_THREADS, one_to};
 use crate::error::Error;
 use crate::serve::Limits;
 
@@ -30,9 +31,14 @@ The server is read-only and answers GET (and HEAD): the explorer at /, and the J
   /api/v1/stats                                  what the database holds, per phase
   /api/v1/health                                 up, and request counters
 Errors are JSON {\"error\": \"...\"}: 400 a bad board or parameter, 404 a phase the
-database does not hold, 414 a query string over 1,024 bytes, 500 a damaged database,
-503 busy, 504 a probe over its time. Answers carry an ETag (the database's identity)
-and Cache-Control: they never change for one database.
+database does not hold, 413 a request with a body, 414 a query string over 1,024
+bytes, 500 a damaged database, 503 busy, 504 a probe over its time. Answers carry an
+ETag (the database's identity) and Cache-Control: they never change for one database.
+
+When every connection is taken, a newcomer takes the place of the one quiet longest (a
+client that does not read its answers, or an idle one). Under a memory limit
+(ulimit -v) the server fits itself to it: fewer connections at once if need be, and a
+cache of what serving leaves.
 
 It listens on loopback unless --bind names another address; the first line on stdout
 says where (`listening on http://ADDR/`), so --bind 127.0.0.1:0 (a free port) can be
@@ -42,20 +48,26 @@ pub struct ServeArgs {
     /// makes the database reachable from other machines.
     #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR:PORT")]
     pub bind: SocketAddr,
-    /// Threads answering connections (default: one per core).
-    #[arg(long, value_name = "N", value_parser = at_least_one())]
+    /// Threads answering connections, 1 to 1,024 (default: one per core).
+    #[arg(long, value_name = "N", value_parser = one_to(MAX_THREADS))]
     pub threads: Option<usize>,
-    /// Probes (database lookups) running at once; requests beyond wait up to 5 s, then
-    /// get 503 (default: two per core).
-    #[arg(long, value_name = "N", value_parser = at_least_one())]
+    /// Probes (database lookups) running at once, 1 to 1,024 (a thread each); requests
+    /// beyond wait up to 5 s, then get 503 (default: two per core).
+    #[arg(long, value_name = "N", value_parser = one_to(MAX_THREADS))]
     pub max_probes: Option<usize>,
-    /// Connections open at once; more wait until one closes.
-    #[arg(long, default_value_t = 1024, value_name = "N", value_parser = at_least_one())]
-    pub max_connections: usize,
+    /// Connections open at once, 1 to 65,536; more wait until one closes (default:
+    /// 1,024, or as many as fit under a memory limit: `ulimit -v`).
+    #[arg(long, value_name = "N", value_parser = one_to(MAX_CONNECTIONS))]
+    pub max_connections: Option<usize>,
     /// Seconds a client has to send a request's headers; an idle keep-alive connection
     /// is closed after as long.
     #[arg(long, default_value_t = 10, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub header_timeout: u64,
+    /// Seconds a connection's answer may wait without the client taking any of it (a
+    /// client that does not read); then the connection is closed. The clock restarts
+    /// whenever the client takes some.
+    #[arg(long, default_value_t = 10, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub write_timeout: u64,
     /// Print one line per request on stderr: method, path, status, microseconds.
     #[arg(long)]
     pub log: bool,
@@ -75,8 +87,9 @@ pub struct ServeArgs {
 pub fn run(args: ServeArgs) -> Result<(), Error> {
     let db = Arc::new(open(&args.common, &args.backend)?);
     let mut limits = Limits {
-        max_connections: args.max_connections,
+        max_connections: args.max_connections.unwrap_or(Limits::default().max_connections),
         header_timeout: Duration::from_secs(args.header_timeout),
+        write_timeout: Duration::from_secs(args.write_timeout),
         log_requests: args.log,
         ..Limits::default()
     };
@@ -90,10 +103,15 @@ pub fn run(args: ServeArgs) -> Result<(), Error> {
         .set_nonblocking(true)
         .map_err(|e| Error::InvalidArgument(format!("cannot listen on {}: {e}", args.bind)))?;
     let addr = listener.local_addr().map_err(|e| Error::InvalidArgument(format!("cannot listen: {e}")))?;
-    let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
+    // One thread per core, but under a memory limit (`ulimit -v`) no more than one per
+    // 64 MiB of it (each reserves a stack of 2 MiB and more as it works).
+    let threads = args.threads.unwrap_or_else(|| {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        crate::sys::address_space_limit().map_or(cores, |limit| cores.min((limit >> 26).max(1) as usize))
+    });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(threads)
-        .max_blocking_threads(limits.max_probes + 4)
+        .max_blocking_threads(limits.probe_threads())
         .thread_name("ostledb-serve")
         .enable_all()
         .build()
@@ -101,10 +119,32 @@ pub fn run(args: ServeArgs) -> Result<(), Error> {
     let app = crate::serve::router(db.clone(), &limits);
     let phases: Vec<String> = db.meta().phases.iter().map(|p| p.phase().to_string()).collect();
     // Ready the database before the first request: connections made meanwhile wait in
-    // the listen backlog, and scripts wait for the line below.
+    // the listen backlog, and scripts wait for the line below. Under a memory limit the
+    // cache gets what serving leaves, measured once the index is ready.
+    let t = std::time::Instant::now();
+    let go_on = std::sync::atomic::AtomicBool::new(false);
     if !args.no_warm {
-        let t = std::time::Instant::now();
-        let n = crate::serve::warm(&db, &std::sync::atomic::AtomicBool::new(false))?;
+        crate::serve::prepare(&db, &go_on)?;
+    }
+    if let Some(room) = crate::sys::address_space_left() {
+        // What `--cache-mb` asked for, as the database took it.
+        let asked = args.backend.cache_mb.map(|_| db.cache().budget() as u64);
+        let given = Given { connections: args.max_connections.is_some(), probes: args.max_probes.is_some() };
+        let fit = fit_memory(&mut limits, room, asked, db.cache().budget(), given, db.geometry().squares())?;
+        db.cache().set_budget(fit);
+        if !args.common.quiet {
+            eprintln!(
+                "ostledb serve: under the memory limit (ulimit -v, {} MB left): up to {} connections, {} probes, {} MB of long answers, a cache of {} MB",
+                room >> 20,
+                limits.max_connections,
+                limits.max_probes,
+                limits.max_held_answer_bytes >> 20,
+                fit >> 20
+            );
+        }
+    }
+    if !args.no_warm {
+        let n = crate::serve::fill_cache(&db, &go_on)?;
         if !args.common.quiet {
             eprintln!(
                 "ostledb serve: key indexes prepared and {n} value blocks decoded into the cache ({} MB) in {:.1} s",
@@ -141,6 +181,93 @@ pub fn run(args: ServeArgs) -> Result<(), Error> {
     })
 }
 
+/// Memory kept free of every bound below, in bytes: the allocator's slack, decoding a
+/// block (zstd's context and buffers), the table of resolved records (1 MiB).
+const SLACK_BYTES: u64 = 32 << 20;
+
+/// The memory a cache of `budget` bytes takes with its bookkeeping (its map, the
+/// allocator's headers): a fifth more. Measured under `ulimit -v 200000` on (4,4), whose
+/// v5 blocks are small (about 1 KB): 8.7 MiB over 47 MB of blocks.
+fn cache_memory(budget: u64) -> u64 {
+    budget + budget / 5
+}
+
+/// The fewest connections the server is started with when it lowers the number to fit
+/// a memory limit.
+const MIN_CONNECTIONS: usize = 16;
+
+/// The fewest probes at once the server is started with when it lowers the number to
+/// fit a memory limit.
+const MIN_PROBES: usize = 2;
+
+/// Which of the counts [`fit_memory`] may lower were given on the command line (and so
+/// are kept).
+#[derive(Clone, Copy, Debug)]
+struct Given {
+    /// `--max-connections`.
+    connections: bool,
+    /// `--max-probes`.
+    probes: bool,
+}
+
+/// Fit serving and the block cache into `room` bytes, what this process may still map
+/// under its memory limit (`ulimit -v`). Serving takes at most half the room: the bytes
+/// of long answers held at once are lowered to fit (to an eighth of the room, but room
+/// for one line of the longest), and so are the probes at once (their work and threads
+/// to a quarter) and the connections, unless `given` on the command line. The cache gets what is left, its bookkeeping
+/// counted ([`cache_memory`]), up to `default_cache` (`--cache-mb` not given), or must
+/// fit there (`asked`, bytes). Returns the cache's budget; an error (one sentence naming
+/// `--cache-mb`) when nothing fits.
+fn fit_memory(
+    limits: &mut Limits,
+    room: u64,
+    asked: Option<u64>,
+    default_cache: usize,
+    given: Given,
+    squares: u32,
+) -> Result<usize, Error> {
+    let usable = room.saturating_sub(SLACK_BYTES);
+    let one_line = crate::serve::api::line_bytes_at_most(squares, limits.max_line_plies) as u64;
+    let held = (usable / 8).max(one_line).min(limits.max_held_answer_bytes as u64);
+    limits.max_held_answer_bytes = held as usize;
+    if !given.probes {
+        let probe = crate::serve::PROBE_BYTES + crate::serve::THREAD_STACK_BYTES;
+        let spare = (limits.probe_threads() - limits.max_probes) as u64 * crate::serve::THREAD_STACK_BYTES;
+        let fit = (usable / 4).saturating_sub(spare) / probe;
+        limits.max_probes = limits.max_probes.min(fit as usize).max(MIN_PROBES);
+    }
+    if !given.connections {
+        let fixed = Limits { max_connections: 0, ..limits.clone() }.serving_bytes();
+        let fit = (usable / 2).saturating_sub(fixed) / limits.connection_bytes();
+        limits.max_connections = limits.max_connections.min(fit as usize).max(MIN_CONNECTIONS);
+    }
+    let serving = limits.serving_bytes();
+    let mb = |b: u64| b >> 20;
+    if serving > usable {
+        return Err(Error::InvalidArgument(format!(
+            "the memory limit of this process (ulimit -v) leaves {} MB, and serving {} connections takes up to {} MB with {} MB to spare: raise the limit, or give fewer --max-connections and --cache-mb 0",
+            mb(room),
+            limits.max_connections,
+            mb(serving),
+            mb(SLACK_BYTES)
+        )));
+    }
+    // The most the cache may count, its bookkeeping beside it.
+    let cache_room = (usable - serving) / 6 * 5;
+    match asked {
+        Some(bytes) if cache_memory(bytes) > usable - serving => Err(Error::InvalidArgument(format!(
+            "--cache-mb {}: the memory limit of this process (ulimit -v) leaves {} MB, of which serving {} connections takes up to {} MB; give --cache-mb {} or less, or raise the limit",
+            mb(bytes),
+            mb(room),
+            limits.max_connections,
+            mb(serving + SLACK_BYTES),
+            mb(cache_room)
+        ))),
+        Some(bytes) => Ok(bytes as usize),
+        None => Ok((default_cache as u64).min(cache_room) as usize),
+    }
+}
+
 /// Completes at the first Ctrl-C or SIGTERM.
 async fn stop_signal() {
     #[cfg(unix)]
@@ -161,5 +288,46 @@ async fn stop_signal() {
     #[cfg(not(unix))]
     {
         let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MB: u64 = 1 << 20;
+    const NONE: Given = Given { connections: false, probes: false };
+    const BOTH: Given = Given { connections: true, probes: true };
+
+    #[test]
+    fn serving_and_the_cache_fit_the_room_a_memory_limit_leaves() {
+        // What `ulimit -v 200000` left on (4,4), on 2 cores and on 32: fewer connections,
+        // probes, long answers and cache, all within the room.
+        for probes in [4, 64] {
+            let mut limits = Limits { max_probes: probes, ..Limits::default() };
+            let cache = fit_memory(&mut limits, 129 * MB, None, 512 << 20, NONE, 25).unwrap() as u64;
+            assert!((MIN_CONNECTIONS..1024).contains(&limits.max_connections), "{}", limits.max_connections);
+            assert!((MIN_PROBES..=4).contains(&limits.max_probes), "{}", limits.max_probes);
+            assert!(limits.max_held_answer_bytes < 64 << 20);
+            assert!(cache > 10 * MB && cache < 64 * MB, "{cache}");
+            assert!(limits.serving_bytes() + cache_memory(cache) + SLACK_BYTES <= 129 * MB);
+        }
+        // Plenty of room: nothing changes.
+        let mut roomy = Limits { max_probes: 4, ..Limits::default() };
+        assert_eq!(fit_memory(&mut roomy, 64 << 30, None, 512 << 20, NONE, 25).unwrap(), 512 << 20);
+        assert_eq!((roomy.max_connections, roomy.max_probes, roomy.max_held_answer_bytes), (1024, 4, 64 << 20));
+        // Counts given are kept; a cache asked for that does not fit, an error naming
+        // --cache-mb.
+        let mut given = Limits { max_connections: 100, max_probes: 4, ..Limits::default() };
+        let e = fit_memory(&mut given, 129 * MB, Some(90 * MB), 90 << 20, BOTH, 25).unwrap_err().to_string();
+        assert!(e.starts_with("--cache-mb 90: ") && e.contains("give --cache-mb "), "{e}");
+        assert_eq!((given.max_connections, given.max_probes), (100, 4));
+        assert!(fit_memory(&mut given, 129 * MB, Some(10 * MB), 10 << 20, BOTH, 25).is_ok());
+        let mut many = Limits { max_connections: 100_000, max_probes: 4, ..Limits::default() };
+        let e = fit_memory(&mut many, 129 * MB, None, 512 << 20, BOTH, 25).unwrap_err().to_string();
+        assert!(e.contains("serving 100000 connections") && e.contains("--cache-mb 0"), "{e}");
+        // Next to nothing left: refused, not started to abort later.
+        let e = fit_memory(&mut Limits::default(), 40 * MB, None, 512 << 20, NONE, 25).unwrap_err().to_string();
+        assert!(e.contains("--cache-mb"), "{e}");
     }
 }

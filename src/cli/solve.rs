@@ -27,8 +27,8 @@ pub struct SolveArgs {
     /// Phases already in the database are loaded, not solved again.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(8..=10))]
     pub max_pieces: u32,
-    /// Worker threads, at least 1 (default: all cores).
-    #[arg(long, value_name = "N", value_parser = crate::cli::at_least_one())]
+    /// Worker threads, 1 to 1,024 (default: all cores).
+    #[arg(long, value_name = "N", value_parser = crate::cli::one_to(crate::cli::MAX_THREADS))]
     pub threads: Option<usize>,
     /// Inside a phase group, save the working state to the database directory at the
     /// first level boundary after this many minutes since the last save, so a killed
@@ -67,8 +67,7 @@ pub fn run(args: SolveArgs, signals: &Signals) -> Result<(), Error> {
     let opts = SolveOptions {
         reporter: Arc::new(CliReporter::new(args.common.quiet)),
         dir: Some(args.common.db.clone()),
-        checkpoint_every: (args.checkpoint_minutes > 0)
-            .then(|| std::time::Duration::from_secs(60 * args.checkpoint_minutes)),
+        checkpoint_every: (args.checkpoint_minutes > 0).then(|| crate::cli::minutes(args.checkpoint_minutes)),
         stop: Some(signals.stop.clone()),
     };
     let mut out = String::new();

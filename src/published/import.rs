@@ -13,12 +13,12 @@
 //! phase, completed first. So the database holds exactly what a solve stores, and
 //! exporting it again gives the same bytes.
 
-use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
+use crate::analysis::verify::verify_phase;
 use crate::error::{Error, io};
 use crate::game::moves::is_immediate_win;
 use crate::game::notation::code_to_base64;
@@ -30,6 +30,7 @@ use crate::progress::Reporter;
 use crate::published::{FIELDS, Fields, Kind, file_name, nontrivial_nodes, parse_file_name, parse_line};
 use crate::record::{Packed, PhaseValues, Record, Val, outcome_val};
 use crate::store::directory::WriteLock;
+use crate::store::file::open_regular;
 use crate::store::meta::{self, Meta};
 use crate::store::pack::{PackOptions, pack};
 
@@ -49,6 +50,9 @@ pub struct ImportSummary {
     /// Positions whose base value was computed from their moves (node 0 trivial and the
     /// other fields not deciding it).
     pub derived: u64,
+    /// Positions whose every node was re-derived from its children before anything was
+    /// written (0 with `trust`).
+    pub rederived: u64,
     /// The new database's metadata.
     pub meta: Meta,
 }
@@ -127,7 +131,7 @@ pub fn import_bfs(geom: &Geometry, n: u32, files: &[PathBuf], db: &Path) -> Resu
     let mut last: Option<u64> = None;
     let mut nodes = 0u64;
     for path in files {
-        let f = File::open(path).map_err(io(path))?;
+        let f = open_regular(path).map_err(io(path))?;
         for (k, line) in BufReader::with_capacity(1 << 20, f).lines().enumerate() {
             let line = line.map_err(io(path))?;
             let bad = |reason: String| Error::BadInput { path: path.clone(), line: k as u64 + 1, reason };
@@ -326,12 +330,16 @@ const BATCH: usize = 1 << 16;
 
 /// Import the published retrograde files in `from` into a new database at `db` (board
 /// `geom`), packed with `opts`. Every record is held in memory until it is written (8
-/// bytes per position: 1.3 GB for (4,4)).
+/// bytes per position: 1.3 GB for (4,4)). Unless `trust`, every position's record is
+/// then re-derived from its children, as `verify --deep` does, and one that disagrees
+/// stops the import before anything is written: a value in range can still be one the
+/// rules cannot give.
 pub fn import(
     geom: &Geometry,
     from: &Path,
     db: &Path,
     opts: &PackOptions,
+    trust: bool,
     reporter: &dyn Reporter,
 ) -> Result<ImportSummary, Error> {
     let (n, files, bfs) = list_files(from)?;
@@ -359,7 +367,7 @@ pub fn import(
     let mut buf: Vec<u8> = Vec::new();
     let mut starts: Vec<usize> = Vec::new();
     for path in &files {
-        let f = File::open(path).map_err(io(path))?;
+        let f = open_regular(path).map_err(io(path))?;
         let mut r = BufReader::with_capacity(1 << 22, f);
         let mut line_no = 0u64;
         loop {
@@ -469,6 +477,7 @@ pub fn import(
             records[slot][idx as usize] = r?;
         }
     }
+    let rederived = if trust { 0 } else { rederive(geom, &index, &records, from, reporter)? };
     for (slot, p) in phases.iter().enumerate() {
         let values = PhaseValues::from_raw(p.phase(), std::mem::take(&mut records[slot]));
         crate::store::phasefile::save(db, geom, &values, 0)?;
@@ -482,8 +491,41 @@ pub fn import(
         bfs_nodes,
         positions: index.len(),
         derived,
+        rederived,
         meta,
     })
+}
+
+/// Re-derive every position's record in `records` from its children (fewest pieces
+/// first, so that a wrong value is named where it is, not where it spreads); the
+/// positions checked, or an error describing the first positions that disagree.
+fn rederive(
+    geom: &Geometry,
+    index: &GameIndex,
+    records: &[Vec<u64>],
+    from: &Path,
+    reporter: &dyn Reporter,
+) -> Result<u64, Error> {
+    let mem = Memory { index, records };
+    let (mut checked, mut wrong) = (0u64, 0u64);
+    let mut examples: Vec<String> = Vec::new();
+    for p in index.phases() {
+        let r = verify_phase(geom, &mem, p.phase(), reporter);
+        checked += r.positions;
+        wrong += r.mismatches;
+        examples.extend(r.examples.into_iter().take(3usize.saturating_sub(examples.len())));
+        if wrong > 0 {
+            return Err(Error::InvalidArgument(format!(
+                "{}: {wrong} position(s) of phase {} hold a value their moves do not give, for example {}; \
+                 nothing was imported (every value is re-derived from its children, as `verify --deep` does; \
+                 --trust skips that for a source known to be right)",
+                from.display(),
+                p.phase(),
+                examples.join("; ")
+            )));
+        }
+    }
+    Ok(checked)
 }
 
 #[cfg(test)]

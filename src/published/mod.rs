@@ -81,13 +81,15 @@ pub fn parse_file_name(name: &str) -> Option<(u32, Kind, u64)> {
 /// written `0` like a draw: the published format has no way to write them apart from a
 /// checkmate line (a non-trivial node of a position that is not an immediate win never
 /// has such a value in Ostle); and `None` for code 1, a loss in 0 plies (`N - 1` would be
-/// -1), which is also how a value file stores an elided loss not yet resolved.
+/// -1), which is also how a value file stores an elided loss not yet resolved. `None`
+/// too for a win or loss longer than `MAX_DIST` plies, which no file of ostledb holds and
+/// [`parse_line`] refuses: what is written can always be read back (found by fuzzing).
 #[inline]
 pub fn published_value(code: Val) -> Option<u32> {
     match code {
         0 => Some(0),
         1..=3 => None,
-        c => Some(c as u32 / 2 - 1),
+        c => Some(c as u32 / 2 - 1).filter(|&v| v < crate::record::value::MAX_DIST),
     }
 }
 
@@ -246,6 +248,14 @@ pub fn parse_line(line: &str) -> Result<(u64, Fields), String> {
             return Err(format!("field {j} (`{f}`) is not a published value (a number, or empty)"));
         }
         let v: u32 = f.parse().map_err(|_| format!("field {j} (`{f}`) is not a number"))?;
+        // N - 1 for a win or loss in N plies: N at most MAX_DIST, as every file of ostledb.
+        let max = crate::record::value::MAX_DIST - 1;
+        if v > max {
+            return Err(format!(
+                "field {j} (`{f}`) is out of range: a value is at most {max}, a win or loss in {} plies",
+                max + 1
+            ));
+        }
         nodes[j] = Some(value_code(v).ok_or_else(|| format!("field {j} (`{f}`) is out of range"))?);
     }
     Ok((code, Fields::Nodes(nodes)))
@@ -334,8 +344,12 @@ mod tests {
         assert_eq!(published_value(1), None); // loss in 0, or an elided loss (overflowed: found by fuzzing)
         assert_eq!(published_value(4 + 1), Some(1)); // loss in 2
         assert_eq!(published_value(6), Some(2)); // win in 3
+        assert_eq!(published_value(2 * 255 + 1), Some(254)); // loss in 255, the longest
+        assert_eq!(published_value(2 * 256), None); // win in 256: beyond MAX_DIST
+        assert_eq!(published_value(1919 * 2 + 3), None); // found by fuzzing: written, then refused
         for v in 0..300u32 {
-            assert_eq!(published_value(value_code(v).unwrap()), Some(v));
+            let back = published_value(value_code(v).unwrap());
+            assert_eq!(back, (v < 255).then_some(v), "{v}");
         }
         assert_eq!(value_code(1), Some(5));
         assert_eq!(value_code(u32::MAX), None);
@@ -416,9 +430,9 @@ mod tests {
             let mut p = Position::initial(g);
             for _ply in 0..60 {
                 let (c, _) = crate::game::symmetry::canonical(g, &p);
-                // Value codes 0 (a draw) and 4.. (every published value has a code), a
-                // special move or none.
-                let mut val = || if next(4) == 0 { 0 } else { 4 + next(2_000) };
+                // Value codes 0 (a draw) and 4..=511 (every published value up to a win
+                // or loss in MAX_DIST plies has one), a special move or none.
+                let mut val = || if next(4) == 0 { 0 } else { 4 + next(508) };
                 let record = val() | val() << 16 | next(25) << 32;
                 let mut s = String::new();
                 write_line(g, &c, record, &mut s).unwrap();

@@ -20,6 +20,7 @@ use crate::game::Phase;
 use crate::index::GameIndex;
 use crate::progress::Reporter;
 use crate::store::Database;
+use crate::store::file::open_regular;
 use crate::store::group::{CompactPhase, GroupValues};
 use crate::store::resolved::{HEADER, ResolvedDir};
 
@@ -72,7 +73,7 @@ impl ResolvedRecords {
         let mut files = Vec::new();
         for p in index.phases().iter().filter(|p| elides(p.phase())) {
             let path = dir.path(p.phase());
-            let f = File::open(&path).map_err(io(&path))?;
+            let f = open_regular(&path).map_err(io(&path))?;
             files.push((p.phase(), f, path));
         }
         Ok(ResolvedRecords { dir, files })

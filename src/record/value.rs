@@ -7,6 +7,10 @@ use crate::record::Outcome;
 /// A value in 16 bits: 0 draw/undecided, `2n` win in `n`, `2n + 1` loss in `n`.
 pub type Val = u16;
 
+/// The longest win or loss, in plies, that the solver, its records and every file hold
+/// (the whole game's longest is 147). A value beyond it is refused where it is read.
+pub const MAX_DIST: u32 = 255;
+
 /// The code of `Win(n)`.
 #[inline]
 pub fn win(n: u32) -> Val {

@@ -17,7 +17,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde::Serialize;
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::analysis::opponent::{Level, choose};
 use crate::analysis::query::{MoveLine, answer};
@@ -37,6 +37,9 @@ struct App {
     /// The ETag of every cacheable answer: `"v1-<identity>"`.
     etag: HeaderValue,
     probes: Arc<Semaphore>,
+    /// The bytes of long answers (`line`'s) being made or not yet written
+    /// ([`Limits::max_held_answer_bytes`]), one permit a byte.
+    held: Arc<Semaphore>,
     limits: Limits,
     started: Instant,
     requests: AtomicU64,
@@ -103,9 +106,11 @@ impl IntoResponse for ApiError {
 /// (404), the server's want of memory (503), or a damaged database or failed read (500).
 pub fn status_of(e: &Error) -> StatusCode {
     match e {
-        Error::Notation(_) | Error::InvalidPosition(_) | Error::NotAPredecessor | Error::InvalidArgument(_) => {
-            StatusCode::BAD_REQUEST
-        }
+        Error::Notation(_)
+        | Error::InvalidPosition(_)
+        | Error::NotAPredecessor
+        | Error::InvalidArgument(_)
+        | Error::OutOfRange { .. } => StatusCode::BAD_REQUEST,
         Error::MissingDatabase { .. } => StatusCode::NOT_FOUND,
         Error::OutOfMemory { .. } => StatusCode::SERVICE_UNAVAILABLE,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
@@ -120,7 +125,8 @@ impl App {
             db,
             identity,
             etag,
-            probes: Arc::new(Semaphore::new(limits.max_probes.max(1))),
+            probes: Arc::new(Semaphore::new(limits.max_probes.clamp(1, Semaphore::MAX_PERMITS))),
+            held: Arc::new(Semaphore::new(limits.max_held_answer_bytes.min(Semaphore::MAX_PERMITS))),
             limits: limits.clone(),
             started: Instant::now(),
             requests: AtomicU64::new(0),
@@ -180,8 +186,55 @@ impl App {
         }
     }
 
+    /// Reserve `bytes` of the budget of long answers ([`Limits::max_held_answer_bytes`]),
+    /// what a long answer is thought to take at most, before it is made; 503 at once
+    /// when the budget does not have them. Waiting for room would let a client that
+    /// never reads hold its connection with requests that wait (a connection is closed
+    /// for not reading only once an answer fills its socket), and the room frees only
+    /// as the clients holding it read or are cut off.
+    fn reserve(&self, bytes: usize) -> Result<OwnedSemaphorePermit, ApiError> {
+        let budget = self.limits.max_held_answer_bytes;
+        let n = u32::try_from(bytes).ok().filter(|&n| n as usize <= budget).ok_or_else(|| {
+            ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!(
+                    "the answer could take {} KB, over the {} KB this server holds of long answers at once; ask for fewer plies",
+                    bytes.div_ceil(1 << 10),
+                    budget >> 10
+                ),
+            )
+        })?;
+        self.held.clone().try_acquire_many_owned(n).map_err(|_| {
+            ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!(
+                    "the server is busy: it holds {} MB of long answers, its limit, for clients that have not taken them yet; try again, or ask for fewer plies",
+                    budget >> 20
+                ),
+            )
+        })
+    }
+
+    /// `body`, made under `reserved` bytes of the budget of long answers, as a body that
+    /// keeps its bytes counted until it is dropped (written to the client, or its
+    /// connection closed): the bytes reserved beyond its length are given back, and
+    /// any it takes beyond them are taken as [`App::reserve`] does.
+    fn held(&self, body: Vec<u8>, mut reserved: OwnedSemaphorePermit) -> Result<Body, ApiError> {
+        let len = body.len();
+        let have = reserved.num_permits();
+        if len < have {
+            // Keep `len` permits; the rest go back when `reserved` is replaced.
+            if let Some(kept) = reserved.split(len) {
+                reserved = kept;
+            }
+        } else if len > have {
+            reserved.merge(self.reserve(len - have)?);
+        }
+        Ok(Body::from(bytes::Bytes::from_owner(Held { body, _permit: reserved })))
+    }
+
     /// A cacheable JSON answer: immutable for this database, with its ETag.
-    fn cacheable(&self, body: String) -> Response {
+    fn cacheable(&self, body: impl Into<Body>) -> Response {
         let mut r = json(StatusCode::OK, body);
         let h = r.headers_mut();
         h.insert(header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=86400"));
@@ -203,10 +256,30 @@ impl App {
     }
 }
 
-fn json(status: StatusCode, body: String) -> Response {
-    let mut r = (status, Body::from(body)).into_response();
+fn json(status: StatusCode, body: impl Into<Body>) -> Response {
+    let mut r = (status, body.into()).into_response();
     r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     r
+}
+
+/// The bytes of a long answer and its share of the budget of long answers, given back
+/// when the bytes are dropped.
+struct Held {
+    body: Vec<u8>,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl AsRef<[u8]> for Held {
+    fn as_ref(&self) -> &[u8] {
+        &self.body
+    }
+}
+
+/// The most bytes the answer of `/line` for `plies` plies takes on a board of `squares`
+/// squares: the position object (at most 24 moves, under 16 KiB) and a step a ply (two
+/// boards and about 230 bytes of names and values: 277 bytes a ply measured on 5x5).
+pub fn line_bytes_at_most(squares: u32, plies: u32) -> usize {
+    (16 << 10) + plies as usize * (256 + 4 * squares as usize)
 }
 
 fn to_json<T: Serialize>(v: &T) -> Result<String, Error> {
@@ -236,10 +309,13 @@ impl Params {
             let k = decode(k)?;
             let v = decode(v)?;
             if !allowed.contains(&k.as_str()) {
+                let takes = match allowed {
+                    [] => "no parameters".to_string(),
+                    _ => allowed.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", "),
+                };
                 return Err(ApiError::bad(format!(
-                    "unknown parameter `{}`; this endpoint takes {}",
+                    "unknown parameter `{}`; this endpoint takes {takes}",
                     crate::error::shown_input(&k, k.len()),
-                    allowed.join(", ")
                 )));
             }
             if out.iter().any(|(seen, _)| *seen == k) {
@@ -324,13 +400,29 @@ async fn position(State(app): Shared, uri: Uri, headers: HeaderMap) -> Result<Re
 /// variation, as `ostledb query --json --line --max-plies N`.
 async fn line(State(app): Shared, uri: Uri, headers: HeaderMap) -> Result<Response, ApiError> {
     let p = Params::parse(&uri, &["board", "prev", "max_plies"], app.limits.max_query_bytes)?;
-    let plies = p.number("max_plies", 1..=app.limits.max_line_plies as u64, 40)? as u32;
+    let most = app.limits.max_line_plies.min(crate::analysis::query::MAX_LINE_PLIES);
+    let plies = p.number("max_plies", 1..=most as u64, 40)? as u32;
     let (board, prev) = p.board_and_prev()?;
     if let Some(r) = app.not_modified(&headers) {
         return Ok(r);
     }
-    let body = app.probe(move |db| to_json(&answer(db, &board, prev.as_deref(), "prev", &[], Some(plies))?)).await?;
-    Ok(app.cacheable(body))
+    // A line's answer grows with `max_plies` (277 KB for 1,000 on 5x5): its bytes are
+    // counted from before it is made until its client has taken them, so that clients
+    // that ask for long lines and do not read them hold a bounded amount between them.
+    let most = line_bytes_at_most(app.db.geometry().squares(), plies);
+    let reserved = app.reserve(most)?;
+    let body = app
+        .probe(move |db| {
+            // Written into room for the most it takes: a growing buffer would double
+            // (a line of 277 KB in a buffer of 512 KiB) and copy as it goes.
+            let mut out = Vec::with_capacity(most);
+            serde_json::to_writer(&mut out, &answer(db, &board, prev.as_deref(), "prev", &[], Some(plies))?)
+                .map_err(|e| Error::InvalidArgument(format!("the answer could not be written: {e}")))?;
+            out.shrink_to_fit();
+            Ok(out)
+        })
+        .await?;
+    Ok(app.cacheable(app.held(body, reserved)?))
 }
 
 /// The answer of `/api/v1/play`.
@@ -493,12 +585,42 @@ async fn method_not_allowed(method: Method) -> Response {
     r
 }
 
+/// 413 for a `GET` or `HEAD` request that comes with a body (a `Content-Length` over 0,
+/// or any `Transfer-Encoding`): the API takes its parameters in the query string and
+/// reads no body, so one is a client's mistake, said as such rather than ignored. The
+/// body is never read: hyper closes the connection after the answer, whatever its size.
+/// (Other methods get 405 whatever they carry.)
+fn body_refused(req: &Request) -> Option<ApiError> {
+    if !matches!(*req.method(), Method::GET | Method::HEAD) {
+        return None;
+    }
+    let h = req.headers();
+    let length = h.get(header::CONTENT_LENGTH).map(|v| v.to_str().unwrap_or("?").trim());
+    let chunked = h.contains_key(header::TRANSFER_ENCODING);
+    let size = match length {
+        Some("0") | None if !chunked => return None,
+        Some(n) if !chunked => format!("a body of {} bytes", crate::error::shown_input(n, n.len())),
+        _ => "a body".to_string(),
+    };
+    Some(ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        format!(
+            "{} {} came with {size}: this server reads no request body (the API takes its parameters in the query string)",
+            req.method(),
+            crate::error::shown_input(req.uri().path(), req.uri().path().len())
+        ),
+    ))
+}
+
 /// Count every request by the class of its status, add `X-Content-Type-Options`, and
 /// log it when asked.
 async fn count(State(app): Shared, req: Request, next: Next) -> Response {
     let start = Instant::now();
     let line = app.limits.log_requests.then(|| format!("{} {}", req.method(), req.uri()));
-    let mut r = next.run(req).await;
+    let mut r = match body_refused(&req) {
+        Some(e) => e.into_response(),
+        None => next.run(req).await,
+    };
     app.requests.fetch_add(1, Ordering::Relaxed);
     if r.status().is_client_error() {
         app.client_errors.fetch_add(1, Ordering::Relaxed);

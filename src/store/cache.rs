@@ -27,6 +27,40 @@ pub fn default_budget() -> usize {
     }
 }
 
+/// A cache budget asked for in megabytes (`what` names the argument: `--cache-mb`,
+/// `cache_mb`), in bytes; refused when it does not fit in a `usize`, or when this
+/// process's address-space limit (`ulimit -v`) leaves less than twice that (the cache
+/// would fill until an allocation fails), or when it is more than the machine's
+/// available memory. 0 is taken: no block is kept.
+pub fn budget_of_mb(mb: u64, what: &str) -> Result<usize, crate::error::Error> {
+    use crate::error::Error;
+    let bytes = mb.checked_mul(1 << 20).filter(|&b| b <= usize::MAX as u64).ok_or_else(|| Error::OutOfRange {
+        what: what.to_string(),
+        given: mb.to_string(),
+        min: 0,
+        max: usize::MAX as u64 >> 20,
+        why: "megabytes in a usize".to_string(),
+    })?;
+    if let Some(left) = crate::sys::address_space_left()
+        && bytes > left / 2
+    {
+        return Err(Error::InvalidArgument(format!(
+            "{what} {mb}: the memory limit of this process (ulimit -v) leaves {} MB; give at most {}, or leave {what} out",
+            left >> 20,
+            left >> 21
+        )));
+    }
+    if let Some(free) = crate::sys::memory_available()
+        && bytes > free
+    {
+        return Err(Error::InvalidArgument(format!(
+            "{what} {mb}: the machine has {} MB of memory available; give at most that, or leave {what} out",
+            free >> 20
+        )));
+    }
+    Ok(bytes as usize)
+}
+
 /// One decoded block: its planes as decompressed (`schema/FORMAT.md`: base low bytes,
 /// base high bytes, special moves, then the special values' low and high bytes), kept
 /// as they are, plus a rank directory over the special moves, so that decoding a block
@@ -244,12 +278,13 @@ struct Shard {
 /// threads: it is split into shards with a lock each.
 pub struct BlockCache {
     shards: Vec<Mutex<Shard>>,
-    per_shard: usize,
+    /// The budget of each shard (changed by [`BlockCache::set_budget`]).
+    per_shard: std::sync::atomic::AtomicUsize,
 }
 
 impl std::fmt::Debug for BlockCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("BlockCache").field("budget", &(self.per_shard * SHARDS)).finish()
+        f.debug_struct("BlockCache").field("budget", &self.budget()).finish()
     }
 }
 
@@ -257,7 +292,10 @@ impl BlockCache {
     /// A cache holding at most about `budget` bytes of decoded blocks (at least the block
     /// being read is always kept, so a budget of 0 caches the last block of each shard).
     pub fn new(budget: usize) -> BlockCache {
-        BlockCache { shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(), per_shard: budget / SHARDS }
+        BlockCache {
+            shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
+            per_shard: (budget / SHARDS).into(),
+        }
     }
 
     fn shard(&self, key: u64) -> &Mutex<Shard> {
@@ -314,14 +352,15 @@ impl BlockCache {
             s.bytes -= old.bytes();
         }
         s.bytes += add;
-        if s.bytes > self.per_shard && s.map.len() > 1 {
+        let per_shard = self.per_shard.load(std::sync::atomic::Ordering::Relaxed);
+        if s.bytes > per_shard && s.map.len() > 1 {
             // Evict the least recently used blocks down to 7/8 of the budget in one sort,
             // so that a full cache of many small blocks pays O(log n) per insert, not a
             // scan of the shard.
             let mut by_age: Vec<(u64, u64, usize)> =
                 s.map.iter().filter(|(k, _)| **k != key).map(|(k, (d, t))| (*t, *k, d.bytes())).collect();
             by_age.sort_unstable();
-            let target = self.per_shard - self.per_shard / 8;
+            let target = per_shard - per_shard / 8;
             for (_, k, bytes) in by_age {
                 if s.bytes <= target {
                     break;
@@ -335,7 +374,15 @@ impl BlockCache {
 
     /// The most bytes of decoded blocks it holds (about).
     pub fn budget(&self) -> usize {
-        self.per_shard * SHARDS
+        self.per_shard.load(std::sync::atomic::Ordering::Relaxed) * SHARDS
+    }
+
+    /// Hold at most about `budget` bytes from now on: a program that learns how much
+    /// memory it can spare only once the database is open (`ostledb serve` under a
+    /// memory limit) sets it before it fills the cache. Blocks held beyond it go at the
+    /// next insert into their shard.
+    pub fn set_budget(&self, budget: usize) {
+        self.per_shard.store(budget / SHARDS, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Bytes of decoded blocks held now.
@@ -464,6 +511,13 @@ mod tests {
             assert!(cache.bytes() <= SHARDS * one * 3, "round {round}");
         }
         assert!(loads >= 200, "every block was loaded at least once");
+        // A smaller budget set later holds from the next inserts on.
+        cache.set_budget(SHARDS * one);
+        assert_eq!(cache.budget(), SHARDS * one);
+        for k in 200..400u64 {
+            let _ = cache.get_or_load::<()>(k, || Ok(Decoded::from_records(&records(1000, 5))));
+        }
+        assert!(cache.bytes() <= SHARDS * one, "{} over {}", cache.bytes(), SHARDS * one);
         // A block just used stays cached: getting it again loads nothing.
         let _ = cache.get_or_load::<()>(7, || Ok(Decoded::from_records(&records(1000, 5))));
         for _ in 0..10 {

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use crate::error::Error;
+use crate::error::{Error, FileKind};
 use crate::game::forbidden::published_node_index;
 use crate::game::symmetry::canonical;
 use crate::game::{Geometry, Phase, Position};
@@ -33,6 +33,10 @@ struct Slot {
     /// Held while the key index is opened, so that threads asking at once open it once
     /// (two copies of a 1.3 GB sorted index at once doubled a reader's peak memory).
     opening: std::sync::Mutex<()>,
+    /// The error of an attempt to open the key index that found it damaged: said again
+    /// at once, instead of reading the whole index again for every later lookup (a
+    /// `query -` of 2,000 boards read a damaged 1.3 GB index 2,000 times).
+    damaged: OnceLock<String>,
 }
 
 /// A solved database, open for queries. Cheap to share between threads (`&Database` is
@@ -163,7 +167,10 @@ impl Database {
                     format!("{} bytes, the metadata says {}", values.file_len(), m.value_bytes),
                 ));
             }
-            slots.insert(ph, Slot { values, keys: OnceLock::new(), opening: std::sync::Mutex::new(()) });
+            slots.insert(
+                ph,
+                Slot { values, keys: OnceLock::new(), opening: std::sync::Mutex::new(()), damaged: OnceLock::new() },
+            );
         }
         if opts.prepare_index {
             prepare_in_background(index.clone());
@@ -300,8 +307,18 @@ impl Database {
         if let Some(k) = slot.keys.get() {
             return Ok(k);
         }
+        if let Some(first) = slot.damaged.get() {
+            return Err(Error::FoundDamaged(first.clone()));
+        }
         let p = self.index.phase(phase).expect("phase of the index");
-        let k: Arc<dyn KeyIndex> = Arc::from(keys::open(self.backend, &self.data, p)?);
+        let k: Arc<dyn KeyIndex> = match keys::open(self.backend, &self.data, p) {
+            Ok(k) => Arc::from(k),
+            Err(e) if e.exit_code() == crate::error::EXIT_CORRUPT => {
+                let _ = slot.damaged.set(e.to_string());
+                return Err(e);
+            }
+            Err(e) => return Err(e),
+        };
         let _ = slot.keys.set(k);
         Ok(slot.keys.get().expect("just set"))
     }
@@ -685,6 +702,24 @@ fn missing(dir: &Path) -> Error {
     let unpacked = std::fs::read_dir(dir)
         .map(|d| d.flatten().any(|e| e.file_name().to_string_lossy().ends_with(".vals")))
         .unwrap_or(false);
+    // Value files in a generation no metadata names: the metadata was lost.
+    let orphan = std::fs::read_dir(dir).ok().and_then(|d| {
+        d.flatten().map(|e| e.path()).find(|p| {
+            p.file_name().and_then(|n| n.to_str()).and_then(crate::error::generation_of).is_some()
+                && std::fs::read_dir(p).is_ok_and(|mut g| {
+                    g.any(|f| f.is_ok_and(|f| FileKind::of_path(&f.path()) == Some(FileKind::Values)))
+                })
+        })
+    });
+    if let Some(generation) = orphan {
+        return Error::InvalidArgument(format!(
+            "{} has no metadata file ({}), but {} holds value files: if the metadata was lost, `ostledb repair --db {}` rebuilds it from them",
+            dir.display(),
+            meta::FILE,
+            generation.display(),
+            dir.display()
+        ));
+    }
     if unpacked {
         Error::InvalidArgument(format!(
             "{} holds solved phases but is not a finished database (no {}): run `ostledb pack --db {}` to finish it",

@@ -104,6 +104,17 @@ impl WriteLock {
     /// second writer), or share it if this process holds it already. Taking it removes
     /// what a crashed writer left ([`WriteLock::leftovers`] lists it).
     pub fn acquire(dir: &Path, command: &str) -> Result<WriteLock, Error> {
+        WriteLock::take(dir, command, true)
+    }
+
+    /// Take the writer lock of `dir` as [`WriteLock::acquire`] does, but remove nothing
+    /// and accept a directory whose metadata cannot be read: for `ostledb repair`, which
+    /// rebuilds that metadata from the value files a removal would take.
+    pub fn acquire_for_repair(dir: &Path, command: &str) -> Result<WriteLock, Error> {
+        WriteLock::take(dir, command, false)
+    }
+
+    fn take(dir: &Path, command: &str, clean: bool) -> Result<WriteLock, Error> {
         std::fs::create_dir_all(dir).map_err(io(dir))?;
         let key = dir.canonicalize().map_err(io(dir))?;
         let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
@@ -145,7 +156,7 @@ impl WriteLock {
         let file = Arc::new(LockFile(file));
         held.push(Held { dir: key, file: Arc::downgrade(&file) });
         drop(held);
-        let leftovers = remove_leftovers(dir)?;
+        let leftovers = if clean { remove_leftovers(dir)? } else { Vec::new() };
         Ok(WriteLock { dir: dir.to_path_buf(), _file: file, leftovers: Arc::new(leftovers) })
     }
 
@@ -227,12 +238,78 @@ fn is_generation_zero_file(name: &str) -> bool {
         || name.strip_prefix("keys-").is_some_and(|r| phase_file(r, ".sorted") || phase_file(r, ".hash"))
 }
 
+/// The metadata of the database at `dir` for a writer: `Ok(None)` when there is none
+/// and no value file lies where only a lost metadata file could have named it, else
+/// [`Error::WriteRefused`] where the metadata cannot be read (damaged, of a newer
+/// format, unreadable) or names nothing while value files wait in a generation that no
+/// solver's phase file backs: a write then could remove the only copy of those values.
+pub fn metadata_for_writing(dir: &Path) -> Result<Option<Meta>, Error> {
+    let repair = format!(
+        "`ostledb repair --db {}` rebuilds the metadata from the value files' own headers (`ostledb verify` then checks every file)",
+        dir.display()
+    );
+    let meta = match meta::read(dir) {
+        Ok(m) => m,
+        Err(e @ Error::NewerFormat { .. }) => {
+            return Err(Error::WriteRefused {
+                path: dir.to_path_buf(),
+                reason: format!("its metadata cannot be read by this build ({e})"),
+                advice: "Write to it with the newer ostledb that made it.".into(),
+            });
+        }
+        Err(e) => {
+            return Err(Error::WriteRefused {
+                path: dir.to_path_buf(),
+                reason: format!(
+                    "its metadata cannot be read, so which files are the database is not known ({e}), and a write would remove the value files as an interrupted write's"
+                ),
+                advice: format!("Run `ostledb repair --db {}` first.", dir.display()),
+            });
+        }
+    };
+    if meta.is_none() {
+        for name in entries(dir) {
+            let data = match generation_of(&name) {
+                Some(_) => dir.join(&name),
+                None if is_generation_zero_file(&name) && name.starts_with("values-") => dir.to_path_buf(),
+                None => continue,
+            };
+            let unbacked = entries(&data).into_iter().find(|f| {
+                FileKind::of_path(Path::new(f)) == Some(FileKind::Values)
+                    && !dir.join(format!("phase-{}.vals", &f["values-".len()..f.len() - ".zst".len()])).is_file()
+            });
+            if let Some(f) = unbacked {
+                return Err(Error::WriteRefused {
+                    path: dir.to_path_buf(),
+                    reason: format!(
+                        "it has no metadata file ({}), but {} holds values that no solver's phase file backs",
+                        meta::FILE,
+                        data.join(f).display()
+                    ),
+                    advice: format!(
+                        "If the metadata was lost, run {repair}; if they are what an interrupted import or pack left, remove {}.",
+                        if data == dir {
+                            data.join("values-*.zst").display().to_string()
+                        } else {
+                            data.display().to_string()
+                        }
+                    ),
+                });
+            }
+        }
+    }
+    Ok(meta)
+}
+
 /// Remove what a writer that stopped before switching left in the database at `dir`:
 /// `*.tmp` files, generations newer than the current one, and, when no reader has the
 /// database open, superseded generations (and the files of generation 0 once a later
-/// one is current). Called with the writer lock held; returns what it removed.
+/// one is current). A generation is removed only when a readable metadata file names
+/// another one: without metadata nothing but `*.tmp` files is, and where the metadata
+/// cannot be read nothing is, and the write is refused ([`metadata_for_writing`]).
+/// Called with the writer lock held; returns what it removed.
 pub fn remove_leftovers(dir: &Path) -> Result<Vec<PathBuf>, Error> {
-    let meta = meta::read(dir).ok().flatten();
+    let meta = metadata_for_writing(dir)?;
     let current = meta.as_ref().map_or(0, |m| m.generation);
     let mut removed = Vec::new();
     let mut old = Vec::new();
@@ -241,8 +318,10 @@ pub fn remove_leftovers(dir: &Path) -> Result<Vec<PathBuf>, Error> {
         if name.ends_with(".tmp") {
             remove(&path)?;
             removed.push(path);
+        } else if meta.is_none() {
+            // Nothing names a generation: each stays until a metadata file names another.
         } else if let Some(n) = generation_of(&name) {
-            if n > current || meta.is_none() {
+            if n > current {
                 remove(&path)?;
                 removed.push(path);
             } else if n < current {

@@ -195,7 +195,15 @@ pub fn read(dir: &Path) -> Result<Option<Meta>, Error> {
         }
         Ok(b) => decode(&path, &b).map(Some),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(io(&path)(e)),
+        Err(e) => {
+            let fix = match e.kind() {
+                std::io::ErrorKind::PermissionDenied => "give this user read access to it, or rebuild it",
+                _ => "move it away and rebuild it",
+            };
+            let db = dir.display();
+            let advice = format!("{e}; {fix} with `ostledb repair --db {db}` (from the value files' own headers)");
+            Err(io(&path)(std::io::Error::new(e.kind(), advice)))
+        }
     }
 }
 

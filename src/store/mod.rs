@@ -13,6 +13,7 @@ pub mod meta;
 pub mod node_layers;
 pub mod pack;
 pub mod phasefile;
+pub mod repair;
 pub mod resolved;
 pub mod value_model;
 pub mod values;

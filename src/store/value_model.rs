@@ -31,7 +31,8 @@ const TOTAL: u32 = 1 << SCALE;
 /// The rANS state stays in `[LOW, LOW << 8)`; one byte moves at a time.
 const LOW: u32 = 1 << 23;
 /// Keys of value codes a model can hold: `0..KEYS` (a code's key: draw 0, elided loss
-/// 1, `Win(n)` `n + 1`, so wins up to `Win(253)`).
+/// 1, `Win(n)` `n + 1`, so wins up to `Win(158)`; a longer win, and a loss with its
+/// distance, is coded apart).
 pub const KEYS: usize = 160;
 /// Contexts see a key through `min(key, BUCKETS - 1)`: long wins are rare and alike (and
 /// a base symbol says "as the previous" or "as the one `d` before" exactly).

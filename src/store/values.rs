@@ -157,6 +157,8 @@ const MAX_MODEL: usize = 1 << 26;
 /// The zstd level unless asked otherwise: on (4,4), level 19 packs 4x slower than 15
 /// for 2.5% fewer bytes (ARCHITECTURE.md, "Value blocks").
 pub const DEFAULT_LEVEL: i32 = 15;
+/// The highest zstd level taken (`pack --level`, Python's `solve(level=...)`): zstd's own.
+pub const MAX_LEVEL: i32 = 22;
 /// zstd's minimum match length for the value blocks (at levels that take it; the level's
 /// own is 3): measured on blocks of 32,768 at level 15, 5 compresses 18-22% faster and
 /// decodes 7-13% faster for 0.2-0.7% more bytes (ARCHITECTURE.md, "Value blocks").

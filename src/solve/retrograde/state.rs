@@ -31,8 +31,8 @@ pub(super) const IMMEDIATE: u32 = 1 << 28;
 /// end of the group for every position with a special move; a record drops the special
 /// value of a node that does not exist (no game can ask for it), as packing used to.
 pub(super) const SPECIAL_REACHED: u32 = 1 << 31;
-/// The largest distance the state and the log can hold.
-pub(super) const MAX_DIST: u32 = 255;
+/// The largest distance the state and the log can hold: every file's.
+pub(super) const MAX_DIST: u32 = crate::record::value::MAX_DIST;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct State(pub(super) u32);
