@@ -353,7 +353,13 @@ fn the_cli_exports_a_digest_and_imports() {
     assert_eq!(v["fingerprints"]["retrograde"], printed.fingerprints.unwrap().retrograde.as_str());
     let (code, text, _) = run(&["export", "--digest", "--fingerprint", "--quiet", "--db", db2.to_str().unwrap()]);
     assert_eq!(code, Some(0));
-    assert!(text.contains(&format!("fingerprint of the retrograde files {}\n", v["fingerprints"]["retrograde"].as_str().unwrap())), "{text}");
+    assert!(
+        text.contains(&format!(
+            "fingerprint of the retrograde files {}\n",
+            v["fingerprints"]["retrograde"].as_str().unwrap()
+        )),
+        "{text}"
+    );
     assert_eq!(v["retrograde_files"][0]["name"], "ostle_6_retrograde_output0000.txt");
     // Bad input: exit code 2 and one line naming the file.
     let (code, _, err) = run(&["import", "--from", "/nonexistent-ostle-dir", "--db", db2.to_str().unwrap()]);

@@ -1,15 +1,15 @@
 //! Fixtures from the published solver itself (eukaryo/ostle_solver, `solver -b -s 8`: the
-//! breadth-first search from its (4,4) start, `tests/data/reference-s8/README.md` says how
+//! breadth-first search from its (4,4) start; `tests/data/reference-s8/README.md` says how
 //! they were made): the BFS files ostledb exports for the same search are those the
 //! solver wrote, byte for byte, and its fingerprint is the solver's.
 //!
-//! The whole comparison (161 files, every file's digest and the run's fingerprint) is a
-//! search of 160,900,185 positions and an export of 161 files: minutes on 2 cores, so it
-//! is ignored and run by hand (`cargo test --release -- --ignored reference`). What CI
-//! runs is cheaper: the solver's sample lines made again from their own depths (the
-//! line rule: canonical codes, `checkmate`, which fields are empty), and the first file
-//! of a search stopped at depth 10, against the solver's first file with every depth
-//! past 10 written `-1`, as a stopped search writes it.
+//! `depth-10/` is the solver's search stopped after depth 10 (every node past it written
+//! `-1`), `whole/`, when present, its whole search. Comparing all 161 files is a pass over
+//! 160,900,185 positions (minutes on 2 cores), so that test is ignored and run by hand
+//! (`cargo test --release --test main -- --ignored reference`). What every release test
+//! run checks is cheaper: the solver's sample lines made again from their own depths (the
+//! line rule: canonical codes, `checkmate`, which fields are empty, `-1`), and the first
+//! two files of ostledb's search stopped at depth 10 against the solver's.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -25,8 +25,13 @@ use ostledb::store::first_depths::FirstDepthFile;
 
 const MAX: u32 = 8;
 
-fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/reference-s8").join(name)
+/// The fixtures of the solver's runs: `depth-10` always, `whole` when it was made.
+fn runs() -> Vec<&'static str> {
+    ["depth-10", "whole"].into_iter().filter(|r| data(r, "run.txt").exists()).collect()
+}
+
+fn data(run: &str, name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/reference-s8").join(run).join(name)
 }
 
 fn tmpdir(name: &str) -> PathBuf {
@@ -37,8 +42,8 @@ fn tmpdir(name: &str) -> PathBuf {
 }
 
 /// `run.txt`: `key value` lines (`#` comments).
-fn run_facts() -> BTreeMap<String, String> {
-    std::fs::read_to_string(data("run.txt"))
+fn run_facts(run: &str) -> BTreeMap<String, String> {
+    std::fs::read_to_string(data(run, "run.txt"))
         .unwrap()
         .lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
@@ -49,14 +54,14 @@ fn run_facts() -> BTreeMap<String, String> {
         .collect()
 }
 
-fn fact(name: &str) -> String {
-    run_facts().remove(name).unwrap_or_else(|| panic!("run.txt has no `{name}`"))
+fn fact(run: &str, name: &str) -> String {
+    run_facts(run).remove(name).unwrap_or_else(|| panic!("{run}/run.txt has no `{name}`"))
 }
 
 /// `bfs-digests.txt`: every BFS file's digest by the published recipe, one a line, file
 /// 0000 first; as (name, digest).
-fn file_digests() -> Vec<(String, String)> {
-    std::fs::read_to_string(data("bfs-digests.txt"))
+fn file_digests(run: &str) -> Vec<(String, String)> {
+    std::fs::read_to_string(data(run, "bfs-digests.txt"))
         .unwrap()
         .lines()
         .enumerate()
@@ -65,8 +70,8 @@ fn file_digests() -> Vec<(String, String)> {
 }
 
 /// `samples.txt`: lines of the solver's files, `<file> <line number> <line>`.
-fn samples() -> Vec<(String, u64, String)> {
-    std::fs::read_to_string(data("samples.txt"))
+fn samples(run: &str) -> Vec<(String, u64, String)> {
+    std::fs::read_to_string(data(run, "samples.txt"))
         .unwrap()
         .lines()
         .filter(|l| !l.starts_with('#'))
@@ -84,55 +89,58 @@ fn start() -> Phase {
 }
 
 /// Every sample line of the solver is the line ostledb writes for that position with
-/// the same depths: a canonical code, `checkmate` exactly on immediate wins, and a
-/// field (a depth or `-1`) exactly on the nodes non-trivial in the BFS sense. The start
-/// node (depth 0) is ostledb's start of `-s 8`.
+/// the same depths: a canonical code, `checkmate` exactly on immediate wins, a depth or
+/// `-1` exactly on the nodes non-trivial in the BFS sense, and empty fields elsewhere.
+/// The start node (depth 0) is ostledb's start of `-s 8`.
 #[test]
 fn the_solvers_sample_lines_are_ostledbs() {
     let g = Geometry::standard();
-    let samples = samples();
-    assert!(samples.len() >= 20, "{} samples", samples.len());
-    let mut start_seen = false;
-    for (file, n, line) in &samples {
-        let mut parts = line.split(',');
-        let code = base64_to_code(parts.next().unwrap()).unwrap();
-        let pos = Position::from_code(code);
-        assert_eq!(canonical_code(g, &pos), code, "{file}:{n}: {line}");
-        assert!(pos.phase().pieces() <= MAX, "{file}:{n}: {line}");
-        let fields: Vec<&str> = parts.filter(|f| *f != "checkmate").collect();
-        assert_eq!(fields.len(), FIELDS, "{file}:{n}: {line}");
-        let depths: [Option<u32>; FIELDS] = std::array::from_fn(|j| fields[j].parse::<u32>().ok());
-        let mut again = String::new();
-        write_bfs_line(g, &pos, &depths, bfs_nontrivial_nodes(g, &pos, MAX), &mut again);
-        assert_eq!(again, format!("{line}\n"), "{file}:{n}");
-        if depths[0] == Some(0) {
-            assert_eq!(code, canonical_code(g, &Position::start(g, start())), "{file}:{n}: the start");
-            start_seen = true;
+    assert!(runs().contains(&"depth-10"), "the depth-10 fixture is in the repository");
+    for run in runs() {
+        let samples = samples(run);
+        assert!(samples.len() >= 20, "{run}: {} samples", samples.len());
+        let (mut start_seen, mut unreached_seen) = (false, false);
+        for (file, n, line) in &samples {
+            let mut parts = line.split(',');
+            let code = base64_to_code(parts.next().unwrap()).unwrap();
+            let pos = Position::from_code(code);
+            assert_eq!(canonical_code(g, &pos), code, "{run}/{file}:{n}: {line}");
+            assert!(pos.phase().pieces() <= MAX, "{run}/{file}:{n}: {line}");
+            let fields: Vec<&str> = parts.filter(|f| *f != "checkmate").collect();
+            assert_eq!(fields.len(), FIELDS, "{run}/{file}:{n}: {line}");
+            let depths: [Option<u32>; FIELDS] = std::array::from_fn(|j| fields[j].parse::<u32>().ok());
+            unreached_seen |= fields.contains(&"-1");
+            let mut again = String::new();
+            write_bfs_line(g, &pos, &depths, bfs_nontrivial_nodes(g, &pos, MAX), &mut again);
+            assert_eq!(again, format!("{line}\n"), "{run}/{file}:{n}");
+            if depths[0] == Some(0) {
+                assert_eq!(code, canonical_code(g, &Position::start(g, start())), "{run}/{file}:{n}: the start");
+                start_seen = true;
+            }
         }
+        assert!(start_seen, "{run}: the samples hold the start's line");
+        assert_eq!(unreached_seen, fact(run, "minus-ones") != "0", "{run}: a sample with -1 when the run has one");
     }
-    assert!(start_seen, "the samples hold the start's line");
 }
 
-/// The first BFS file of ostledb's search from the (4,4) start stopped at depth 10 is
-/// the solver's first file with every depth past 10 written `-1` (the depths up to 10
-/// are final after layer 10; a stopped search writes `-1` for every non-trivial node it
-/// did not reach). The search to depth 10 reaches 8.9 M nodes; the file is made from
-/// predecessors.
+/// ostledb's search from the (4,4) start stopped at depth 10 reaches the solver's layers,
+/// and its first two BFS files are the solver's stopped at the same depth, byte for byte
+/// (every non-trivial node past depth 10 written `-1`, by both). The search reaches
+/// 8.9 M nodes; the files are made from predecessors.
 #[test]
-fn the_first_bfs_file_to_depth_10_is_the_solvers() {
+fn the_first_bfs_files_to_depth_10_are_the_solvers() {
     let g = Geometry::standard();
+    let run = "depth-10";
     let dir = tmpdir("depth-10");
     let (report, depths) = bfs_first_depths_from(g, start(), true, 10, &Checkpoints::default(), &Silent).unwrap();
+    let layers: Vec<String> = report.layers.iter().map(|l| l.nodes.to_string()).collect();
+    assert_eq!(layers.join(" "), fact(run, "layers"), "the solver's layers to depth 10");
     store_first_depths(&dir, &report, &depths, &Silent).unwrap();
     drop(depths);
     let file = FirstDepthFile::open(&dir, g).unwrap().expect("stored");
-    let layers: Vec<u64> = report.layers.iter().map(|l| l.nodes).collect();
-    let want: Vec<u64> = fact("layers").split(' ').map(|n| n.parse().unwrap()).collect();
-    assert_eq!(layers, want[..11], "the solver's first 11 layers");
-    let first = first_files(&file, 1, false);
-    assert_eq!(first[0].name, "ostle_8_bfs_output0000.txt");
-    assert_eq!(first[0].lines, LINES_PER_FILE);
-    assert_eq!(first[0].sha256, fact("file0000-to-depth-10"));
+    let got: Vec<(String, String)> =
+        first_files(&file, 2, false).iter().map(|f| (f.name.clone(), f.sha256.clone())).collect();
+    assert_eq!(got[..], file_digests(run)[..2]);
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -155,23 +163,27 @@ fn first_files(file: &FirstDepthFile, stop: usize, fingerprint: bool) -> Vec<Exp
     }
 }
 
-/// The whole search from the (4,4) start, exported: every one of the solver's 161 BFS
-/// files has the same digest, and the run the same fingerprint as the solver printed.
+/// Each of the solver's runs made again: every one of its 161 BFS files has the same
+/// digest, the files the same lines, and the run the fingerprint the solver printed.
 #[test]
-#[ignore = "a search of 160,900,185 positions and 161 files (minutes); cargo test --release -- --ignored reference"]
+#[ignore = "a pass over 160,900,185 positions per run (minutes); cargo test --release --test main -- --ignored reference"]
 fn every_bfs_file_and_the_fingerprint_are_the_solvers() {
     let g = Geometry::standard();
-    let dir = tmpdir("whole");
-    let (report, depths) = bfs_first_depths_from(g, start(), true, 255, &Checkpoints::default(), &Silent).unwrap();
-    let layers: Vec<String> = report.layers.iter().map(|l| l.nodes.to_string()).collect();
-    assert_eq!(layers.join(" "), fact("layers"));
-    store_first_depths(&dir, &report, &depths, &Silent).unwrap();
-    drop(depths);
-    let file = FirstDepthFile::open(&dir, g).unwrap().expect("stored");
-    let files = first_files(&file, usize::MAX, true);
-    let got: Vec<(String, String)> = files.iter().map(|f| (f.name.clone(), f.sha256.clone())).collect();
-    assert_eq!(got, file_digests());
-    assert_eq!(files.iter().map(|f| f.lines).sum::<u64>().to_string(), fact("lines"));
-    assert_eq!(run_fingerprint(&files).map(|f| f.to_string()), Some(fact("fingerprint")));
-    let _ = std::fs::remove_dir_all(dir);
+    for run in runs() {
+        let depth = if run == "depth-10" { 10 } else { 255 };
+        let dir = tmpdir(run);
+        let (report, depths) =
+            bfs_first_depths_from(g, start(), true, depth, &Checkpoints::default(), &Silent).unwrap();
+        let layers: Vec<String> = report.layers.iter().map(|l| l.nodes.to_string()).collect();
+        assert_eq!(layers.join(" "), fact(run, "layers"), "{run}");
+        store_first_depths(&dir, &report, &depths, &Silent).unwrap();
+        drop(depths);
+        let file = FirstDepthFile::open(&dir, g).unwrap().expect("stored");
+        let files = first_files(&file, usize::MAX, true);
+        let got: Vec<(String, String)> = files.iter().map(|f| (f.name.clone(), f.sha256.clone())).collect();
+        assert_eq!(got, file_digests(run), "{run}");
+        assert_eq!(files.iter().map(|f| f.lines).sum::<u64>().to_string(), fact(run, "lines"), "{run}");
+        assert_eq!(run_fingerprint(&files).map(|f| f.to_string()), Some(fact(run, "fingerprint")), "{run}");
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }

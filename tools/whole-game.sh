@@ -76,7 +76,7 @@ command_of() {
         verify) echo "$bin verify --deep --json --checkpoint $work/verify.ckpt --records-dir $work/records --db $db" ;;
         stats) echo "$bin stats --json --checkpoint $work/stats.ckpt --records-dir $work/records --db $db" ;;
         longest) echo "$bin stats --longest --json --db $db" ;;
-        digest) echo "$bin export --digest --json --stats $work/stats.json --checkpoint $work/digest.ckpt --records-dir $work/records --keep-records --db $db" ;;
+        digest) echo "$bin export --digest --fingerprint --json --stats $work/stats.json --checkpoint $work/digest.ckpt --records-dir $work/records --keep-records --db $db" ;;
         check) echo "python3 $here/check-whole-game.py --db $db --ostledb $bin --stats $work/stats.json --bfs $work/bfs.out" ;;
     esac
 }

@@ -284,7 +284,16 @@ pub(crate) fn load(
     let positions = le_u64(&h, 16);
     let layers = le_u32(&h, 24);
     let phase_count = le_u32(&h, 28) as usize;
-    if positions != n || phase_count != phases.len() {
+    if phase_count != phases.len() {
+        // A search from a smaller start (`bfs --max-pieces`) covers fewer phases.
+        return Err(Error::InvalidArgument(format!(
+            "{}: the checkpoint of a search over {phase_count} phases ({positions} positions), this one covers {} \
+             ({n} positions) from a start in phase {start}: {start_over}",
+            path.display(),
+            phases.len()
+        )));
+    }
+    if positions != n {
         return Err(corrupt(
             &path,
             format!(
@@ -559,7 +568,12 @@ mod tests {
         let e = crate::solve::bfs_positions::bfs_first_depths_from(&g, Phase::new(3, 2), true, u32::MAX, &ck, &Silent)
             .expect_err("another start");
         let text = refused(e, "search from another start");
-        assert!(text.contains("phase (3,3), this one starts in (3,2)"), "{text}");
+        assert!(
+            text.contains(
+                "over 4 phases (2436 positions), this one covers 3 (1788 positions) from a start in phase (3,2)"
+            ),
+            "{text}"
+        );
         assert!(path.is_file());
         let _ = std::fs::remove_dir_all(&dir);
     }
