@@ -4,6 +4,7 @@
 Usage:
     tools/check-whole-game.py [--db ./ostle.db] [--stats stats.json] [--ostledb target/release/ostledb]
     tools/check-whole-game.py --bfs bfs.json [--bfs-only]
+    tools/check-whole-game.py --digest digest.json [--digest-only]
 
 Runs `ostledb stats --json` on the database (about 20 minutes for the whole game on 2
 cores; or reads a saved copy given with --stats) and `ostledb query` on the initial
@@ -13,8 +14,10 @@ nodes (every distance), the longest win (and prints the positions that have it, 
 their depths from the start), and the value of the initial position. With --bfs, also the
 `--json` output of `ostledb bfs --by-positions --max-depth 255` against the published
 BFS layers (new nodes at every depth, the last depth, the total) and its count of
-positions no node of which is reachable; --bfs-only checks that alone. Prints every
-difference and exits with 1 if there is any.
+positions no node of which is reachable; --bfs-only checks that alone. With --digest,
+also the `--json` output of `ostledb export --digest --fingerprint`: the whole-game
+digest by the published recipe and the two fingerprints the published log prints;
+--digest-only checks that alone. Prints every difference and exits with 1 if there is any.
 """
 
 import argparse
@@ -33,6 +36,8 @@ def main() -> int:
     ap.add_argument("--ostledb", default=str(HERE.parent / "target" / "release" / "ostledb"))
     ap.add_argument("--bfs", help="the --json output of `ostledb bfs --by-positions --max-depth 255`")
     ap.add_argument("--bfs-only", action="store_true", help="check only the --bfs output")
+    ap.add_argument("--digest", help="the --json output of `ostledb export --digest --fingerprint`")
+    ap.add_argument("--digest-only", action="store_true", help="check only the --digest output")
     args = ap.parse_args()
 
     pub = json.loads((HERE / "published-whole-game.json").read_text())
@@ -40,6 +45,11 @@ def main() -> int:
     if args.bfs:
         bad += check_bfs(pub, json.loads(pathlib.Path(args.bfs).read_text()))
         if args.bfs_only:
+            print("all equal" if not bad else f"differences: {', '.join(bad)}")
+            return 1 if bad else 0
+    if args.digest:
+        bad += check_digest(pub, json.loads(pathlib.Path(args.digest).read_text()))
+        if args.digest_only:
             print("all equal" if not bad else f"differences: {', '.join(bad)}")
             return 1 if bad else 0
     if args.stats:
@@ -118,6 +128,22 @@ def main() -> int:
 
     print("all equal" if not bad else f"differences: {', '.join(bad)}")
     return 1 if bad else 0
+
+
+def check_digest(pub, out):
+    """The digest and fingerprints of a whole-game export against the published ones."""
+    bad = []
+    prints = out.get("fingerprints") or {}
+    for what, ours, theirs in [
+        ("digest", out.get("digest"), pub["digest"]),
+        ("fingerprint of the retrograde files", prints.get("retrograde"), pub["fingerprint_retrograde"]),
+        ("fingerprint of the BFS files", prints.get("bfs"), pub["fingerprint_bfs"]),
+    ]:
+        status = "ok" if ours == theirs else "DIFFERENT"
+        print(f"{what:<37} ours {ours}  published {theirs}  {status}")
+        if ours != theirs:
+            bad.append(what)
+    return bad
 
 
 def check_bfs(pub, bfs):

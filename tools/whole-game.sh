@@ -2,9 +2,10 @@
 # The whole game from nothing to a checked database, one stage after another, each under
 # /usr/bin/time: solve, the whole breadth-first search stored in the database (with its
 # node layers, from which the digest reads every node's depth), verify
-# --deep, the published digest with the statistics of `ostledb stats` counted in the same
-# walk (WORK/stats.json, with the longest win of all, its positions and their depths from
-# the start), and the check of both against the published run. Run it again after a kill (or a reboot, or the end of a session) and it
+# --deep, the published digest and the published solver's two fingerprints with the
+# statistics of `ostledb stats` counted in the same walk (WORK/stats.json, with the
+# longest win of all, its positions and their depths from the start), and the check of
+# all of them (digest and fingerprints included) against the published run. Run it again after a kill (or a reboot, or the end of a session) and it
 # goes on: a finished stage is skipped, and `solve`, `bfs`, `verify`, `stats` and
 # `digest` go on from their own checkpoints inside the stage they were in (`verify`,
 # `stats` and `digest` keep theirs in the work directory; the other stages, minutes
@@ -77,7 +78,7 @@ command_of() {
         stats) echo "$bin stats --json --checkpoint $work/stats.ckpt --records-dir $work/records --db $db" ;;
         longest) echo "$bin stats --longest --json --db $db" ;;
         digest) echo "$bin export --digest --fingerprint --json --stats $work/stats.json --checkpoint $work/digest.ckpt --records-dir $work/records --keep-records --db $db" ;;
-        check) echo "python3 $here/check-whole-game.py --db $db --ostledb $bin --stats $work/stats.json --bfs $work/bfs.out" ;;
+        check) echo "python3 $here/check-whole-game.py --db $db --ostledb $bin --stats $work/stats.json --bfs $work/bfs.out --digest $work/digest.out" ;;
     esac
 }
 
