@@ -69,12 +69,13 @@ use crate::store::value_model::{Counts, Model};
 
 /// The first 8 bytes of a value file.
 pub const MAGIC: [u8; 8] = *b"OSTLEVZB";
-/// The newest format version this code writes (v3 unless v4 is asked for: see
-/// [`WriteOptions::format`]).
-pub const VERSION: u32 = 4;
+/// The newest format version this code writes: v5, which it writes unless v4 or v3 is
+/// asked for ([`DEFAULT_FORMAT`], [`WriteOptions::format`]; v3 also when loss distances
+/// are kept).
+pub const VERSION: u32 = 5;
 /// The format versions this code reads.
 pub const VERSIONS: std::ops::RangeInclusive<u32> = 1..=5;
-/// Header size in bytes (versions 2, 3 and 4).
+/// Header size in bytes (versions 2 to 5).
 pub const HEADER_LEN: usize = 72;
 /// Header size in bytes of a version 1 file.
 pub const HEADER_LEN_V1: usize = 64;
