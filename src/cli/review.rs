@@ -91,10 +91,10 @@ fn render(r: &Review) -> String {
         ));
     }
     out.push_str(&format!(
-        "{} of {} plies {} a blunder\n",
+        "{} of {} plies {}\n",
         r.blunders,
         r.plies.len(),
-        if r.blunders == 1 { "was" } else { "were" }
+        if r.blunders == 1 { "was a blunder" } else { "were blunders" }
     ));
     match &r.reached {
         Some(at) => out.push_str(&format!("reached    {}: {} (for the side to move)\n", at.board, at.value.text)),
