@@ -23,7 +23,7 @@ use crate::analysis::opponent::{Level, choose};
 use crate::analysis::query::{DEFAULT_LINE_PLIES, MAX_LINE_PLIES, MoveLine, answer, split_moves};
 use crate::error::Error;
 use crate::serve::Limits;
-use crate::serve::assets;
+use crate::serve::{assets, page};
 use crate::store::Database;
 
 /// The version of the API, the first part of its paths.
@@ -68,7 +68,7 @@ pub fn router(db: Arc<Database>, limits: &Limits) -> Router {
         .route("/api/v1/review", get(review))
         .route("/api/v1/stats", get(stats))
         .route("/api/v1/health", get(health))
-        .route("/", get(assets::index))
+        .route("/", get(page))
         .route("/explorer.js", get(assets::script))
         .route("/explorer.css", get(assets::style))
         .fallback(not_found)
@@ -144,6 +144,11 @@ impl ApiError {
 
     fn bad(message: impl Into<String>) -> ApiError {
         ApiError::new(StatusCode::BAD_REQUEST, message)
+    }
+
+    /// What went wrong, in words.
+    pub(crate) fn message(&self) -> &str {
+        &self.message
     }
 }
 
@@ -426,7 +431,7 @@ impl Params {
 }
 
 /// Percent-decode one part of a query string (`+` is a space), as UTF-8.
-fn decode(s: &str) -> Result<String, ApiError> {
+pub(crate) fn decode(s: &str) -> Result<String, ApiError> {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -494,6 +499,29 @@ async fn line(State(app): Shared, uri: Uri, headers: HeaderMap) -> Result<Respon
         })
         .await?;
     Ok(app.cacheable(app.held(body, reserved)?))
+}
+
+/// `GET /?board=...`: the explorer's page, rendered for the game the URL holds
+/// ([`crate::serve::page`]): readable and playable by links without JavaScript. Its query
+/// string may hold a game of up to [`page::MAX_GAME_PLIES`] moves, bounded by the head's
+/// size rather than by `max_query_bytes`.
+/// The page carries an ETag of its content, so a browser revalidates it cheaply.
+async fn page(State(app): Shared, uri: Uri, headers: HeaderMap) -> Result<Response, ApiError> {
+    let query = uri.query().unwrap_or("").to_string();
+    let (status, html) = app.probe(move |db| Ok(page::render(db, &query))).await?;
+    let tag = format!("\"{:016x}\"", crate::store::file::checksum(html.as_bytes()));
+    let tag = HeaderValue::from_str(&tag).expect("ASCII");
+    let hit = status == 200 && headers.get(header::IF_NONE_MATCH).is_some_and(|v| v.as_bytes() == tag.as_bytes());
+    let mut r = if hit {
+        StatusCode::NOT_MODIFIED.into_response()
+    } else {
+        (StatusCode::from_u16(status).unwrap_or(StatusCode::OK), html).into_response()
+    };
+    let h = r.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    h.insert(header::ETAG, tag);
+    Ok(r)
 }
 
 /// The answer of `/api/v1/play`.

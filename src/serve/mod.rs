@@ -23,6 +23,7 @@
 pub mod api;
 pub mod assets;
 pub mod connections;
+pub mod page;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
