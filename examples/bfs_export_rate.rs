@@ -1,4 +1,4 @@
-//! How fast the published BFS files of a stored search are made (ARCHITECTURE.md, "The
+//! How fast the published BFS files of a stored search are made (docs/measurements.md, "The
 //! whole BFS by positions"): `export --digest` needs a solved database for its
 //! retrograde files, but its BFS part needs only the first-depth file, so this runs that
 //! part alone over a directory holding `bfs-first-depths.zst` (from `ostledb bfs

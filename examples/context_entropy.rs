@@ -1,4 +1,4 @@
-//! The measurement behind value file v4's contexts (ARCHITECTURE.md, "Value blocks"):
+//! The measurement behind value file v4's contexts (docs/measurements.md, "Value blocks"):
 //! the empirical conditional entropy, in bits per position, of a phase's elided base
 //! values, special moves and special values under candidate contexts (neighbours at
 //! distance 1, 2, `H` = the squares a hole can take, and agreements among them), on

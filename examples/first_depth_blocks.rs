@@ -1,4 +1,4 @@
-//! The measurement behind the first-depth file's block size and level (ARCHITECTURE.md,
+//! The measurement behind the first-depth file's block size and level (docs/measurements.md,
 //! "The whole BFS by positions"): the raw first depths `ostledb bfs --by-positions
 //! --first-depths-out FILE` wrote (one byte per position), cut into blocks of each size
 //! asked for (every EVERY-th block), compressed at each zstd level: bits per position

@@ -2,7 +2,7 @@
 //! grammar, canonical Huffman codes of the final symbols, the bit stream cut into small
 //! fixed-size blocks holding whole symbols, a sparse index of each block's first position)
 //! beat the zstd blocks of value file v3 on both size and random-access decode time?
-//! (ARCHITECTURE.md, "Value blocks": it does not on size; it decodes one position in
+//! (docs/measurements.md, "Value blocks": it does not on size; it decodes one position in
 //! about 0.3-3 us.)
 //!
 //! The grammar is built on a training sample (stretches of STRETCH runs of 65,536 records

@@ -1,4 +1,4 @@
-//! The measurement behind the value-block layout (ARCHITECTURE.md, "Value blocks"):
+//! The measurement behind the value-block layout (docs/measurements.md, "Value blocks"):
 //! the (4,4) values of a database re-encoded as the value files encode them, with
 //! immediate wins filled (0: stored as they are, 1: the previous position's base value,
 //! 2: the block's most common base value), for every block size, level and dictionary

@@ -1,4 +1,4 @@
-//! The measurement behind value file v4 (ARCHITECTURE.md, "Value blocks"): runs of
+//! The measurement behind value file v4 (docs/measurements.md, "Value blocks"): runs of
 //! 65,536 records of one phase of a database (every EVERY-th run), re-encoded as value
 //! file v3 does (three planes of 16-bit codes and special moves) and as one byte per
 //! position (a symbol per base value code, a bitmap of positions with a special move, then

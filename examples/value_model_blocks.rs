@@ -1,4 +1,4 @@
-//! The measurement behind value file v4 (ARCHITECTURE.md, "Value blocks"): runs of
+//! The measurement behind value file v4 (docs/measurements.md, "Value blocks"): runs of
 //! 65,536 records of one phase of a database (every EVERY-th run, immediate wins filled,
 //! losses elided), coded by a static context model trained on them (`store::value_model`)
 //! in blocks of each size asked for, against zstd blocks as value file v3 writes them.

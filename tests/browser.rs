@@ -1,12 +1,11 @@
 //! The web explorer in a real browser: Debian's Chromium, driven through chromedriver by
 //! a small W3C WebDriver client written here (JSON over HTTP on loopback). The page is
-//! served by the `ostledb` binary from a copy of the committed 3x3 database. The test
-//! loads it, plays a move by clicking it in the move list, then one by clicking a piece
-//! and a direction, checks each time that the URL and the move list become those of the
-//! position the API names, undoes a move, plays the best move with the space key and
-//! takes it back with the left arrow, checks the forbidden move is listed greyed, shows
-//! the winning line and follows it to the game's end, edits a board (an impossible one
-//! refused), lets the computer move, and saves a screenshot (`target/explorer.png`).
+//! served by the `ostledb` binary from a copy of the committed 3x3 database, and once from
+//! a 5x5 database of phase (4,4) (solved once into `target/test-data/db44`, or the one
+//! `OSTLEDB_TEST_DB44` names). The tests play moves by clicks, by a piece and a
+//! direction, by keys and by touch; check the game kept in the URL through reloads, back
+//! and forward, undo and redo; the editor, the computer, the best line, the moves played,
+//! the touch targets of a phone, and the page read without JavaScript.
 //! Chromium and chromedriver missing is a failure that names the packages, not a skip.
 //! Every wait is bounded; the server, chromedriver and the browser are stopped however
 //! the test ends.
@@ -117,12 +116,22 @@ const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
 
 impl Session {
     fn new(driver: &Driver, profile: &Path) -> Session {
-        let caps = json!({"capabilities": {"alwaysMatch": {"browserName": "chrome", "goog:chromeOptions": {
+        Session::with(driver, profile, None)
+    }
+
+    /// A session; with `phone`, a touch screen of that many CSS px (width, height).
+    fn with(driver: &Driver, profile: &Path, phone: Option<(u32, u32)>) -> Session {
+        let mut opts = json!({
             "binary": CHROMIUM,
             "args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                      "--disable-background-networking", "--disable-component-update", "--disable-sync",
                      "--disable-dev-shm-usage", format!("--user-data-dir={}", profile.display()),
-                     "--window-size=1200,900"]}}}});
+                     "--window-size=1200,900"]});
+        if let Some((w, h)) = phone {
+            opts["mobileEmulation"] =
+                json!({"deviceMetrics": {"width": w, "height": h, "pixelRatio": 1.0, "touch": true}});
+        }
+        let caps = json!({"capabilities": {"alwaysMatch": {"browserName": "chrome", "goog:chromeOptions": opts}}});
         let (status, v) = http(driver.addr, "POST", "/session", Some(&caps)).unwrap();
         assert_eq!(status, 200, "a session: {v}");
         Session { driver: driver.addr, id: v["value"]["sessionId"].as_str().unwrap().to_string() }
@@ -143,10 +152,43 @@ impl Session {
         self.cmd("POST", "/execute/sync", Some(json!({ "script": js, "args": [] })))
     }
 
-    fn click(&self, css: &str) {
+    fn element(&self, css: &str) -> String {
         let e = self.cmd("POST", "/element", Some(json!({"using": "css selector", "value": css})));
-        let id = e[ELEMENT].as_str().unwrap_or_else(|| panic!("no element {css}: {e}")).to_string();
+        e[ELEMENT].as_str().unwrap_or_else(|| panic!("no element {css}: {e}")).to_string()
+    }
+
+    fn click(&self, css: &str) {
+        let id = self.element(css);
         self.cmd("POST", &format!("/element/{id}/click"), Some(json!({})));
+    }
+
+    /// A tap of a finger on the middle of the element `css`.
+    fn tap(&self, css: &str) {
+        let id = self.element(css);
+        let actions = json!({"actions": [{"type": "pointer", "id": "finger", "parameters": {"pointerType": "touch"},
+            "actions": [{"type": "pointerMove", "duration": 0, "origin": {ELEMENT: id}, "x": 0, "y": 0},
+                        {"type": "pointerDown", "button": 0}, {"type": "pointerUp", "button": 0}]}]});
+        self.cmd("POST", "/actions", Some(actions));
+        self.cmd("DELETE", "/actions", None);
+    }
+
+    /// The mouse moved onto the element `css` (off any move it previewed).
+    fn hover(&self, css: &str) {
+        let id = self.element(css);
+        let actions = json!({"actions": [{"type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"},
+            "actions": [{"type": "pointerMove", "duration": 0, "origin": {ELEMENT: id}, "x": 0, "y": 0}]}]});
+        self.cmd("POST", "/actions", Some(actions));
+    }
+
+    /// A string the page's script returns.
+    fn text(&self, js: &str) -> String {
+        let v = self.script(js);
+        v.as_str().unwrap_or_else(|| panic!("{js}: {v}")).to_string()
+    }
+
+    /// The URL's parameter `name` (empty when absent).
+    fn param(&self, name: &str) -> String {
+        self.text(&format!("return new URLSearchParams(location.search).get('{name}') || ''"))
     }
 
     /// Wait until `js` returns something other than null or false, and return it.
@@ -231,13 +273,14 @@ fn sorted(v: Value) -> Vec<Value> {
     v
 }
 
+/// The board of the position the page shows (the URL holds the game's start and its moves).
 fn url_board(session: &Session) -> String {
-    session.script("return new URLSearchParams(location.search).get('board')").as_str().unwrap().to_string()
+    session.text("return pretty(cur().board)")
 }
 
-/// Wait until the URL's `board` is `board`.
+/// Wait until the page shows `board`.
 fn wait_board(session: &Session, what: &str, board: &str) {
-    session.wait_for(what, &format!("return new URLSearchParams(location.search).get('board') === '{board}'"));
+    session.wait_for(what, &format!("return S.game !== null && pretty(cur().board) === '{board}'"));
 }
 
 /// Wait until the page lists exactly the moves of the position object `a`.
@@ -253,11 +296,27 @@ fn wait_moves(session: &Session, what: &str, a: &Value) {
 
 const SPACE: &str = " ";
 const LEFT: &str = "\u{E012}";
+const TAB: &str = "\u{E004}";
+const ENTER: &str = "\u{E007}";
 
-#[test]
-fn the_explorer_plays_moves_by_clicks_and_keys_and_follows_them_in_the_url() {
-    let t0 = Instant::now();
-    let dir = TempDir(std::env::temp_dir().join(format!("ostledb-browser-{}", std::process::id())));
+/// The server, chromedriver and a browser session on a database; dropped in that order
+/// reversed (the session first, the directory last).
+struct Page {
+    session: Session,
+    _driver: Driver,
+    server: Server,
+    _dir: TempDir,
+}
+
+impl Page {
+    fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.server.addr)
+    }
+}
+
+/// A copy of the committed 3x3 database in a directory of its own, removed when dropped.
+fn golden_copy(name: &str) -> TempDir {
+    let dir = TempDir(std::env::temp_dir().join(format!("ostledb-browser-{name}-{}", std::process::id())));
     let _ = std::fs::remove_dir_all(&dir.0);
     std::fs::create_dir_all(dir.0.join("db")).unwrap();
     for f in std::fs::read_dir("tests/data/golden-v2").unwrap() {
@@ -266,28 +325,87 @@ fn the_explorer_plays_moves_by_clicks_and_keys_and_follows_them_in_the_url() {
             std::fs::copy(f.path(), dir.0.join("db").join(f.file_name())).unwrap();
         }
     }
+    dir
+}
+
+/// The explorer on a copy of the 3x3 database, in a desktop window or a phone's screen.
+fn open_golden(name: &str, phone: Option<(u32, u32)>) -> Page {
+    let dir = golden_copy(name);
     let server = start(&dir.0.join("db"), &[]);
     let driver = start_driver();
-    let session = Session::new(&driver, &dir.0.join("profile"));
-    session.go(&format!("http://{}/", server.addr));
+    let session = Session::with(&driver, &dir.0.join("profile"), phone);
+    Page { session, _driver: driver, server, _dir: dir }
+}
+
+/// The square a move (`b1-up`, `hole-left`) starts from and the one it goes to, on a
+/// board of side `n` (`board` in the notation, for the hole).
+fn move_squares(n: usize, board: &str, name: &str) -> (usize, usize) {
+    let (what, dir) = name.split_once('-').unwrap();
+    let from = if what == "hole" {
+        board.replace('-', "").find('3').unwrap()
+    } else {
+        let col = (what.as_bytes()[0] - b'a') as usize;
+        let row = n - what[1..].parse::<usize>().unwrap();
+        row * n + col
+    };
+    let (r, c) = ((from / n) as i64, (from % n) as i64);
+    let (r, c) = match dir {
+        "up" => (r - 1, c),
+        "down" => (r + 1, c),
+        "left" => (r, c - 1),
+        _ => (r, c + 1),
+    };
+    (from, (r * n as i64 + c) as usize)
+}
+
+/// The plies of the game in the URL (its `moves`).
+fn url_moves(session: &Session) -> Vec<String> {
+    session.param("moves").split(',').filter(|m| !m.is_empty()).map(str::to_string).collect()
+}
+
+fn set_select(session: &Session, id: &str, value: &str) {
+    session.script(&format!(
+        "const s = document.getElementById('{id}'); s.value = '{value}'; s.dispatchEvent(new Event('change'))"
+    ));
+}
+
+#[test]
+fn the_explorer_plays_moves_by_clicks_and_keys_and_keeps_the_whole_game_in_the_url() {
+    let t0 = Instant::now();
+    let page = open_golden("clicks", None);
+    let (session, server) = (&page.session, &page.server);
+    session.go(&page.url("/"));
 
     // The start position and its moves, as the API gives them.
     let listed = session.wait_for("the move list", LISTED);
-    let start_board = url_board(&session);
-    let a = position(&server, &start_board);
+    let start_board = url_board(session);
+    let a = position(server, &start_board);
     assert_eq!(sorted(listed), names(&a), "the page lists the position's moves");
-    let status = session.script("return document.getElementById('status').textContent");
-    assert!(status.as_str().unwrap().contains("to move"), "{status}");
+    let status = session.text("return document.getElementById('status').textContent");
+    assert!(status.contains("to move"), "{status}");
+    // The line is labelled by what it shows, whatever the value.
+    assert_eq!(session.text("return document.getElementById('showline').textContent"), "Show the best line");
 
-    // 1. Click the first listed move that does not end the game.
+    // 1. Click the first listed move that does not end the game: the URL holds the game
+    // (its start and the move), and the board marks the move's squares.
     let first = a["moves"].as_array().unwrap().iter().find(|m| m["forbidden"] == false && m["plies"] != 1).unwrap();
-    session.click(&format!("#movelist .mv[data-move='{}']", first["move"].as_str().unwrap()));
+    let first_name = first["move"].as_str().unwrap();
+    session.click(&format!("#movelist .mv[data-move='{first_name}']"));
     let child = first["child"].as_str().unwrap().to_string();
-    wait_board(&session, "the URL of the child", &child);
-    let b = position(&server, &format!("{child}&prev={start_board}"));
-    wait_moves(&session, "the child's move list", &b);
-    let prev = session.script("return new URLSearchParams(location.search).get('prev')");
-    assert_eq!(prev, start_board.as_str(), "the previous board is in the URL");
+    wait_board(session, "the child", &child);
+    let b = position(server, &format!("{child}&prev={start_board}"));
+    wait_moves(session, "the child's move list", &b);
+    assert_eq!(session.param("board"), start_board, "the game's start is in the URL");
+    assert_eq!(url_moves(session), [first_name], "the move played is in the URL");
+    let (from, to) = move_squares(3, &start_board, first_name);
+    session.hover("#status");
+    let marked = session.script(
+        "return [...document.querySelectorAll('#board .sq')].map(s => (s.classList.contains('last-from') ? 'f' : '') + (s.classList.contains('last-to') ? 't' : ''))",
+    );
+    let mut want = vec![""; 9];
+    want[from] = "f";
+    want[to] = "t";
+    assert_eq!(marked, json!(want), "the last move's squares are marked");
     // The move that would undo the first one is listed, greyed, and cannot be played.
     let forbidden = session
         .script("return [...document.querySelectorAll('#movelist .mv.forbidden')].map(b => [b.dataset.move, b.title])");
@@ -303,7 +421,7 @@ fn the_explorer_plays_moves_by_clicks_and_keys_and_follows_them_in_the_url() {
     for f in forbidden.as_array().unwrap() {
         assert!(f[1].as_str().unwrap().contains("undo the opponent's last move"), "{f}");
         session.click(&format!("#movelist .mv[data-move='{}']", f[0].as_str().unwrap()));
-        assert_eq!(url_board(&session), child, "a click on the forbidden move plays nothing");
+        assert_eq!(url_board(session), child, "a click on the forbidden move plays nothing");
     }
 
     // 2. Click a piece, then a direction.
@@ -323,28 +441,48 @@ fn the_explorer_plays_moves_by_clicks_and_keys_and_follows_them_in_the_url() {
     session.wait_for("the direction pad", "return !document.getElementById('pad').hidden");
     session.click(&format!("#pad button[data-dir='{dir}']"));
     let grandchild = piece_move["child"].as_str().unwrap().to_string();
-    wait_board(&session, "the URL after a piece and a direction", &grandchild);
+    wait_board(session, "the board after a piece and a direction", &grandchild);
     session.wait_for("the move list", LISTED);
+    assert_eq!(url_moves(session), [first_name, name]);
 
-    // 3. Undo: back to the position after the first move.
+    // 3. Undo: back to the position after the first move, the second kept as redo.
     session.click("#undo");
-    wait_board(&session, "the URL after undo", &child);
-    wait_moves(&session, "the move list after undo", &b);
+    wait_board(session, "the board after undo", &child);
+    wait_moves(session, "the move list after undo", &b);
+    assert_eq!((url_moves(session).len(), session.param("at")), (2, "1".to_string()), "undo keeps the move to redo");
 
-    // 4. Space plays the best move (with the undo button still focused, which must not
+    // 4. A reload keeps undo and redo; redo plays the move undone.
+    session.script("location.reload()");
+    wait_moves(session, "the move list after a reload", &b);
+    wait_board(session, "the board after a reload", &child);
+    let links = session.script("return ['undo', 'redo'].map(id => document.getElementById(id).hasAttribute('href'))");
+    assert_eq!(links, json!([true, true]), "undo and redo after a reload");
+    session.click("#redo");
+    wait_board(session, "the board after redo", &grandchild);
+    // Back and forward walk the same states: back to before the redo, forward again.
+    session.script("history.back()");
+    wait_board(session, "the board after back", &child);
+    session.script("history.forward()");
+    wait_board(session, "the board after forward", &grandchild);
+    session.click("#undo");
+    wait_board(session, "the board after undo", &child);
+    wait_moves(session, "the move list after undo", &b);
+
+    // 5. Space plays the best move (with the undo button still focused, which must not
     // take it back); the left arrow undoes it.
     let best = b["moves"].as_array().unwrap().iter().find(|m| m["best"] == true && m["forbidden"] == false).unwrap();
     session.key(SPACE);
-    wait_board(&session, "the best move played with space", best["child"].as_str().unwrap());
+    wait_board(session, "the best move played with space", best["child"].as_str().unwrap());
     session.wait_for("the move list after space", LISTED);
     std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(url_board(&session), best["child"].as_str().unwrap(), "space played one move and nothing else");
+    assert_eq!(url_board(session), best["child"].as_str().unwrap(), "space played one move and nothing else");
     session.key(LEFT);
-    wait_board(&session, "the URL after the left arrow", &child);
-    wait_moves(&session, "the move list after the left arrow", &b);
+    wait_board(session, "the board after the left arrow", &child);
+    wait_moves(session, "the move list after the left arrow", &b);
 
-    // 5. The winning line: one entry per ply of a decided position, or up to 200 of a
-    // draw; the last ply of a decided line ends the game, and the page says so.
+    // 6. The best line: one entry per ply of a decided position, or up to 200 of a draw.
+    // A jump plays the line's moves into the game: the game-ending last ply is derived
+    // (no `over` in the URL), and undo takes back one ply, not the whole jump.
     session.click("#showline");
     let n = session.wait_for(
         "the principal variation",
@@ -354,45 +492,397 @@ fn the_explorer_plays_moves_by_clicks_and_keys_and_follows_them_in_the_url() {
         Some(p) => {
             assert_eq!(n.as_u64(), Some(p), "one button per ply of {child}");
             session.click(&format!("#line button[data-ply='{p}']"));
-            session.wait_for("the end of the game", "return new URLSearchParams(location.search).get('over')");
             let status = session.wait_for(
                 "the result",
                 "const s = document.getElementById('status').textContent; return s.startsWith('Game over') && s",
             );
-            let over = session.script("return document.getElementById('movelist').textContent");
-            assert!(over.as_str().unwrap().contains("wins"), "{status}: {over}");
+            let over = session.text("return document.getElementById('movelist').textContent");
+            assert!(over.contains("wins"), "{status}: {over}");
+            assert_eq!(session.param("over"), "", "the result is not taken from the URL");
+            assert_eq!(url_moves(session).len() as u64, 1 + p);
+            session.key(LEFT);
+            session.wait_for(
+                "one ply back",
+                "return !document.getElementById('status').textContent.startsWith('Game over')",
+            );
+            assert_eq!(session.param("at"), p.to_string(), "undo after a jump takes back one ply");
         }
         None => assert_eq!(n.as_u64(), Some(200)),
     }
 
-    // 6. The editor: an impossible board gets a message and changes nothing; a good one
-    // is analysed.
+    // 7. The editor. An impossible board, typed and Done pressed: a message next to the
+    // field, in view; the left arrow keeps the editor and its edits; a board typed and
+    // not applied is used by Done.
     session.click("#edit");
     session.script("document.getElementById('boardtext').value = '333-111-222'");
-    session.click("#applytext");
+    session.click("#editdone");
     let msg = session.wait_for("the editor's message", "return document.getElementById('editmsg').textContent || null");
     assert!(msg.as_str().unwrap().contains("exactly one hole"), "{msg}");
+    let seen = "const r = document.getElementById('editmsg').getBoundingClientRect(); return r.height > 0 && r.top >= -1 && r.bottom <= innerHeight + 1";
+    assert_eq!(session.script(seen), true, "the message is in view");
+    session.script("document.getElementById('boardtext').value = '100-030-222'");
+    session.click("#editdone");
+    let msg = session.wait_for(
+        "the server's reason",
+        "const t = document.getElementById('editmsg').textContent; return t.includes('pieces') && t",
+    );
+    assert!(msg.as_str().unwrap().contains("live position"), "{msg}");
+    assert_eq!(
+        session.script(seen),
+        true,
+        "the server's message is in view: {}",
+        session.script("const r = document.getElementById('editmsg').getBoundingClientRect(); return [r.top, r.bottom, innerHeight, scrollY]")
+    );
+    assert_eq!(session.script("return !document.getElementById('editor').hidden"), true, "still editing");
+    session.click(".palette button[data-put='empty']");
     session.script("document.getElementById('boardtext').value = '111-030-222'");
     session.click("#applytext");
+    session.click("#board .sq[data-sq='0']");
+    session.key(LEFT);
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(
+        session.script("return !document.getElementById('editor').hidden"),
+        true,
+        "the left arrow stays in the editor"
+    );
+    assert_eq!(session.text("return document.getElementById('boardtext').value"), "011-030-222", "and keeps the edits");
+    session.script("document.getElementById('boardtext').value = '111-030-222'");
     session.click("#editdone");
-    wait_board(&session, "the edited board", "111-030-222");
-    wait_moves(&session, "the edited board's moves", &position(&server, "111-030-222"));
+    wait_board(session, "the edited board", "111-030-222");
+    wait_moves(session, "the edited board's moves", &position(server, "111-030-222"));
+    assert_eq!((session.param("board"), session.param("moves")), ("111-030-222".into(), String::new()));
 
-    // 7. The computer, set to play the side to move, moves by itself.
-    session.script("const s = document.getElementById('cpuside'); s.value = new URLSearchParams(location.search).get('turn') || 'a'; s.dispatchEvent(new Event('change'))");
-    session
-        .wait_for("the computer's move", "return new URLSearchParams(location.search).get('board') !== '111-030-222'");
-    session.script("const s = document.getElementById('cpuside'); s.value = ''; s.dispatchEvent(new Event('change'))");
-    session.wait_for("the move list", LISTED);
+    // 8. The computer, set to play the side to move, moves by itself; its side and level
+    // are in the URL. Undo and redo step over its moves alike (two plies each way).
+    set_select(session, "cpulevel", "strong");
+    let turn = session.text("return cur().turn");
+    set_select(session, "cpuside", &turn);
+    session.wait_for("the computer's move", "return S.game.at === 1 && S.analysis !== null");
+    assert_eq!((session.param("cpu"), session.param("level")), (turn.clone(), "strong".to_string()));
+    let reply = session.text("return S.analysis.moves.find(m => !m.forbidden && m.plies !== 1 || !m.forbidden).move");
+    session.click(&format!("#movelist .mv[data-move='{reply}']"));
+    let three = session.wait_for(
+        "the computer's answer",
+        "return S.analysis !== null && (S.game.at === 3 || (S.game.at === 2 && cur().over)) && S.game.at",
+    );
+    if three == 3 {
+        session.key(LEFT);
+        session.wait_for("two plies back", "return S.game.at === 1 && S.analysis !== null");
+        assert_eq!(session.param("at"), "1");
+        session.key("\u{E014}");
+        session.wait_for("two plies forward", "return S.game.at === 3");
+        // A reload keeps the computer's side and level.
+        session.script("location.reload()");
+        session.wait_for("the reloaded game", "return S.game !== null && S.game.at === 3 && S.analysis !== null");
+        let sel = session
+            .script("return [document.getElementById('cpuside').value, document.getElementById('cpulevel').value]");
+        assert_eq!(sel, json!([turn, "strong"]));
+    }
+
+    // 9. The moves played: one entry a ply, each with a place for a mark; copied and
+    // downloaded as text.
+    let plies = url_moves(session);
+    let entries = session.script("return [...document.querySelectorAll('#played li[data-ply]')].map(li => [li.textContent, li.querySelectorAll('.mark').length])");
+    assert_eq!(entries.as_array().unwrap().len(), plies.len(), "{entries}");
+    for (e, m) in entries.as_array().unwrap().iter().zip(&plies) {
+        assert!(e[0].as_str().unwrap().contains(m.as_str()) && e[1] == 1, "{e}");
+    }
+    session.script("window.__saved = null; const f = URL.createObjectURL; URL.createObjectURL = (b) => { b.text().then(t => { window.__saved = t; }); return f.call(URL, b); }");
+    session.click("#savegame");
+    let text = session.wait_for("the downloaded game", "return window.__saved");
+    let text = text.as_str().unwrap();
+    assert!(text.contains("start 111-030-222") && plies.iter().all(|m| text.contains(m.as_str())), "{text}");
+    session.click("#copygame");
+    session.wait_for("the copy", "return document.getElementById('message').textContent.includes('copied')");
+
+    // 10. New game: the database's start board, nothing played, the computer kept.
+    set_select(session, "cpuside", "");
+    session.click("#newgame");
+    wait_board(session, "the new game", &start_board);
+    assert_eq!((session.param("board"), url_moves(session).len()), (start_board.clone(), 0));
+
+    // 11. A hand-made `over` on a live board is not believed.
+    session.go(&page.url(&format!("/?board={start_board}&over=win")));
+    wait_moves(session, "the live board's moves", &a);
+    let status = session.text("return document.getElementById('status').textContent");
+    assert!(!status.contains("Game over") && status.contains("to move"), "{status}");
 
     let shot = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/explorer.png");
     session.screenshot(&shot);
     let png = std::fs::read(&shot).unwrap();
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "a PNG screenshot");
     eprintln!("browser test: {:.1} s, screenshot {} ({} bytes)", t0.elapsed().as_secs_f64(), shot.display(), png.len());
-    drop(session);
-    drop(driver);
-    drop(server);
+}
+
+/// Every move is reached by Tab, shows where the focus is, and is played by Enter or
+/// Space (the next list's first move then has the focus).
+#[test]
+fn every_move_is_reached_by_tab_and_played_by_enter_or_space() {
+    let t0 = Instant::now();
+    let page = open_golden("keys", None);
+    let (session, server) = (&page.session, &page.server);
+    session.go(&page.url("/"));
+    session.wait_for("the move list", LISTED);
+    let a = position(server, &url_board(session));
+    let allowed: Vec<String> = a["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["forbidden"] == false)
+        .map(|m| m["move"].as_str().unwrap().to_string())
+        .collect();
+    let mut reached = Vec::new();
+    for _ in 0..60 {
+        session.key(TAB);
+        let f = session.script(
+            "const e = document.activeElement; return e && e.matches('#movelist a.mv') ? e.dataset.move : null",
+        );
+        if let Some(m) = f.as_str() {
+            if !reached.contains(&m.to_string()) {
+                reached.push(m.to_string());
+            }
+            let outline = session.script(
+                "const s = getComputedStyle(document.activeElement); return s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) >= 2",
+            );
+            assert_eq!(outline, true, "{m} shows its focus");
+        }
+        if reached.len() == allowed.len() {
+            break;
+        }
+    }
+    let mut sorted_allowed = allowed.clone();
+    sorted_allowed.sort();
+    reached.sort();
+    assert_eq!(reached, sorted_allowed, "Tab reaches every allowed move");
+
+    // Enter plays the move focused.
+    let m = session.text("const e = document.activeElement; return e.dataset.move");
+    let child = a["moves"].as_array().unwrap().iter().find(|x| x["move"] == m.as_str()).unwrap()["child"].clone();
+    session.key(ENTER);
+    wait_board(session, "the move played by Enter", child.as_str().unwrap());
+    // The new list's first move has the focus; Space plays it (not the best move).
+    let focused = session.wait_for(
+        "the focus on the new list",
+        "const e = document.activeElement; return e && e.matches('#movelist a.mv') && S.analysis && e.dataset.move",
+    );
+    let b = position(server, &format!("{}&prev={}", child.as_str().unwrap(), a["board"].as_str().unwrap()));
+    let next = b["moves"].as_array().unwrap().iter().find(|x| x["move"] == focused).unwrap();
+    session.key(SPACE);
+    wait_board(session, "the move played by Space", next["child"].as_str().unwrap());
+    assert_eq!(url_moves(session), [m.as_str(), focused.as_str().unwrap()]);
+    eprintln!("browser keyboard test: {:.1} s", t0.elapsed().as_secs_f64());
+}
+
+/// What a finger can touch on a phone's screen is at least 44x44 CSS px (the page, the
+/// best line, the editor); a first tap on a move previews it and a second plays it.
+#[test]
+fn on_a_phone_every_touch_target_is_44_px_and_a_first_tap_previews() {
+    let t0 = Instant::now();
+    let page = open_golden("phone", Some((390, 844)));
+    let (session, server) = (&page.session, &page.server);
+    session.go(&page.url("/"));
+    session.wait_for("the move list", LISTED);
+    assert_eq!(session.script("return innerWidth"), 390);
+    let start_board = url_board(session);
+    let a = position(server, &start_board);
+    let first = a["moves"].as_array().unwrap().iter().find(|m| m["forbidden"] == false && m["plies"] != 1).unwrap();
+    let name = first["move"].as_str().unwrap();
+    // A first tap previews: nothing is played, the move and the board after it are shown.
+    session.tap(&format!("#movelist .mv[data-move='{name}']"));
+    session.wait_for("the preview", "return document.querySelector('#movelist .mv.armed') !== null");
+    assert_eq!(session.script("return document.getElementById('board').classList.contains('preview')"), true);
+    assert_eq!(url_board(session), start_board, "a first tap plays nothing");
+    session.tap(&format!("#movelist .mv[data-move='{name}']"));
+    let child = first["child"].as_str().unwrap();
+    wait_board(session, "the move played by a second tap", child);
+    session.wait_for("the move list", LISTED);
+    session.click("#showline");
+    session.wait_for("the best line", "return !document.getElementById('linebox').hidden");
+    const SMALL: &str = "return [...document.querySelectorAll('a[href], button, select, input, .mv, [tabindex]')]
+        .filter(e => e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden')
+        .map(e => { const r = e.getBoundingClientRect(); return [e.id || e.dataset.move || e.dataset.ply || e.dataset.put || e.className || e.tagName, Math.round(r.width), Math.round(r.height)]; })
+        .filter(([, w, h]) => w < 44 || h < 44)";
+    let measured = "return document.querySelectorAll('a[href], button, select, input, .mv').length";
+    assert!(session.script(measured).as_u64().unwrap() > 20);
+    assert_eq!(session.script(SMALL), json!([]), "touch targets under 44x44 px");
+    session.click("#edit");
+    assert_eq!(session.script(SMALL), json!([]), "touch targets of the editor under 44x44 px");
+    let shot = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/explorer-phone.png");
+    session.click("#editcancel");
+    session.screenshot(&shot);
+    eprintln!("browser phone test: {:.1} s", t0.elapsed().as_secs_f64());
+}
+
+/// Without JavaScript: the page of a URL, fetched by a plain GET, holds the value and
+/// every allowed move as a link to the game after it; the result of a game is derived
+/// from its moves, never taken from `over`.
+#[test]
+fn the_page_reads_and_links_without_javascript() {
+    let dir = golden_copy("nojs");
+    let server = start(&dir.0.join("db"), &[]);
+    let get = |path: &str| {
+        let (mut s, mut r) = connect(server.addr);
+        request(&mut s, &mut r, path)
+    };
+    let (status, html) = get("/");
+    assert_eq!(status, 200);
+    assert!(html.contains("aria-label=\"a3 Orange\""), "the board");
+    let start_board = {
+        let (_, stats) = get("/api/v1/stats");
+        assert!(stats.contains("\"side\":3"), "{stats}");
+        "222-030-111".to_string()
+    };
+    let a = position(&server, &start_board);
+    let text = crate_text(&a);
+    assert!(html.contains(&format!(">{text}</div>")), "the value: {text}");
+    for m in a["moves"].as_array().unwrap() {
+        let name = m["move"].as_str().unwrap();
+        if m["forbidden"] == true {
+            continue;
+        }
+        let href = format!("href=\"/?board={start_board}&amp;moves={name}\" data-move=\"{name}\"");
+        assert!(html.contains(&href), "a link for {name}: {href}");
+    }
+    // Following a link: the page of the game after the move, with its value and moves.
+    let first = a["moves"].as_array().unwrap().iter().find(|m| m["forbidden"] == false && m["plies"] != 1).unwrap();
+    let name = first["move"].as_str().unwrap();
+    let (status, html) = get(&format!("/?board={start_board}&moves={name}"));
+    assert_eq!(status, 200);
+    let b = position(&server, &format!("{}&prev={start_board}", first["child"].as_str().unwrap()));
+    assert!(html.contains(&format!(">{}</div>", crate_text_turn(&b, "Orange"))), "the child's value");
+    assert!(html.contains("class=\"mv forbidden\""), "its forbidden move, not a link");
+    assert!(html.contains("class=\"sq last-from\"") && html.contains("class=\"sq last-to\""), "the last move marked");
+    assert!(html.contains(&format!("moves={name},")), "the next moves extend the game");
+    // `over` on a live board is ignored; a game whose last move ends it is over.
+    let (_, html) = get(&format!("/?board={start_board}&over=win"));
+    assert!(!html.contains("Game over") && html.contains("class=\"mv\""));
+    let mut found = false;
+    let mut queue = vec![(start_board.clone(), None::<String>)];
+    let mut seen = std::collections::HashSet::new();
+    while let Some((board, prev)) = queue.pop() {
+        if !seen.insert((board.clone(), prev.clone())) || seen.len() > 400 {
+            continue;
+        }
+        let q = match &prev {
+            Some(p) => format!("{board}&prev={p}"),
+            None => board.clone(),
+        };
+        let p = position(&server, &q);
+        if let Some(end) = p["moves"].as_array().unwrap().iter().find(|m| m["forbidden"] == false && m["plies"] == 1) {
+            let prev_part = prev.as_ref().map(|p| format!("&prev={p}")).unwrap_or_default();
+            let (status, html) = get(&format!("/?board={board}{prev_part}&moves={}", end["move"].as_str().unwrap()));
+            assert_eq!(status, 200);
+            assert!(html.contains("Game over"), "{html}");
+            assert!(!html.contains("class=\"mv\""), "no moves after the end");
+            found = true;
+            break;
+        }
+        for m in p["moves"].as_array().unwrap().iter().filter(|m| m["forbidden"] == false) {
+            queue.push((m["child"].as_str().unwrap().to_string(), Some(board.clone())));
+        }
+    }
+    assert!(found, "a move that ends the game");
+    // A move that cannot be played: the game stops before it, and the page says why.
+    let (status, html) = get(&format!("/?board={start_board}&moves={name},x9-up"));
+    assert_eq!(status, 200);
+    assert!(html.contains("move 2 `x9-up` cannot be played"), "{html}");
+    let (status, html) = get("/?board=333-111-222");
+    assert_eq!(status, 400);
+    assert!(html.contains("two holes"), "{html}");
+}
+
+/// The status line the page shows for a position object whose side to move is blue.
+fn crate_text(a: &Value) -> String {
+    crate_text_turn(a, "Blue")
+}
+
+fn crate_text_turn(a: &Value, who: &str) -> String {
+    let n = a["plies"].as_u64().unwrap_or(0);
+    let plies = format!("{n} {}", if n == 1 { "ply" } else { "plies" });
+    match a["verdict"].as_str().unwrap() {
+        "immediate-win" => format!("{who} to move wins at once (a capture ends the game)"),
+        "win" => format!("{who} to move wins in {plies}"),
+        "loss" => format!("{who} to move loses in {plies}"),
+        _ => "Draw: neither side can force a win".to_string(),
+    }
+}
+
+/// A 5x5 database of phase (4,4): the one `OSTLEDB_TEST_DB44` names, else one solved
+/// once into `target/test-data/db44` (about 80 s on 2 cores; kept for later runs).
+fn db44() -> PathBuf {
+    if let Some(p) = std::env::var_os("OSTLEDB_TEST_DB44") {
+        return PathBuf::from(p);
+    }
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-data/db44");
+    if !dir.join("ostledb.meta").exists() {
+        let t = Instant::now();
+        std::fs::create_dir_all(&dir).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_ostledb"))
+            // zstd level 3 instead of 19: packing in seconds instead of about a minute.
+            .args(["solve", "--quiet", "--level", "3", "--db"])
+            .arg(&dir)
+            .stdin(Stdio::null())
+            .output()
+            .expect("ostledb solve runs");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        eprintln!("solved (4,4) into {} in {:.1} s", dir.display(), t.elapsed().as_secs_f64());
+    }
+    dir
+}
+
+/// The explorer on the real 5x5 board, phase (4,4): its start position and moves, the
+/// best move by space, the last move marked, the computer at a level kept in the URL
+/// through a reload, a jump into the best line undone one ply at a time.
+#[test]
+#[cfg_attr(debug_assertions, ignore = "solves phase (4,4) when no database is given; cargo test --release runs it")]
+fn the_explorer_plays_on_a_5x5_board_of_phase_4_4() {
+    let db = db44();
+    let t0 = Instant::now();
+    let dir = TempDir(std::env::temp_dir().join(format!("ostledb-browser-44-{}", std::process::id())));
+    let _ = std::fs::remove_dir_all(&dir.0);
+    std::fs::create_dir_all(&dir.0).unwrap();
+    let server = start(&db, &["--no-warm"]);
+    let driver = start_driver();
+    let session = Session::new(&driver, &dir.0.join("profile"));
+    let page = Page { session, _driver: driver, server, _dir: dir };
+    let (session, server) = (&page.session, &page.server);
+    session.go(&page.url("/"));
+    let listed = session.wait_for("the move list", LISTED);
+    let start_board = url_board(session);
+    assert_eq!(start_board, "22220-00000-00300-00000-11110");
+    assert_eq!(session.script("return document.querySelectorAll('#board .sq').length"), 25);
+    let a = position(server, &start_board);
+    assert_eq!(sorted(listed), names(&a));
+    assert_eq!(session.text("return document.getElementById('status').textContent"), crate_text(&a));
+    // Space: the best move, marked on the board.
+    let best = a["moves"].as_array().unwrap().iter().find(|m| m["best"] == true).unwrap();
+    session.key(SPACE);
+    wait_board(session, "the best move", best["child"].as_str().unwrap());
+    let (from, to) = move_squares(5, &start_board, best["move"].as_str().unwrap());
+    session.hover("#status");
+    let marked = session.script(
+        "return [document.querySelector('.sq.last-from').dataset.sq, document.querySelector('.sq.last-to').dataset.sq]",
+    );
+    assert_eq!(marked, json!([from.to_string(), to.to_string()]));
+    // The computer plays orange at level strong; both are in the URL and kept by a reload.
+    set_select(session, "cpulevel", "strong");
+    set_select(session, "cpuside", "b");
+    session.wait_for("the computer's move", "return S.game.at === 2 && S.analysis !== null");
+    assert_eq!((session.param("cpu"), session.param("level")), ("b".to_string(), "strong".to_string()));
+    session.script("location.reload()");
+    session.wait_for("the reloaded game", "return S.game !== null && S.game.at === 2 && S.analysis !== null");
+    assert_eq!(session.script("return [cpuside.value, cpulevel.value]"), json!(["b", "strong"]));
+    set_select(session, "cpuside", "");
+    // The best line: a jump to its third ply, then undo one ply.
+    session.click("#showline");
+    session.wait_for("the best line", "return document.querySelectorAll('#line li button').length >= 3");
+    session.click("#line button[data-ply='3']");
+    session.wait_for("the jump", "return S.game.at === 5 && S.analysis !== null");
+    session.key(LEFT);
+    session.wait_for("one ply back", "return S.game.at === 4 && S.analysis !== null");
+    let shot = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/explorer-44.png");
+    session.screenshot(&shot);
+    eprintln!("browser (4,4) test: {:.1} s", t0.elapsed().as_secs_f64());
 }
 
 const LISTED_FN: &str =

@@ -1323,3 +1323,65 @@ fn the_whole_game_script_counts_the_wall_time_of_an_attempt_killed_with_it() {
     assert_eq!(std::fs::read_to_string(work.join("stats.killed")).unwrap(), killed);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `ostledb review` (issue 63): each ply of a game on the golden 3x3 database, made of
+/// best moves and of the worst allowed ones in turn, is valued as separate `query --play`
+/// calls value it (before: the node's value; after: the move's; best: query's first
+/// move), `--json` and the text agree on the blunders, and a bad move, a forbidden one or
+/// one after the end exits 2 with one line.
+#[test]
+fn review_marks_each_ply_as_query_values_it() {
+    let start = "111-030-222";
+    let query = |moves: &[String]| {
+        let mut args = vec!["query", "--db", GOLDEN, start, "--json"];
+        let joined = moves.join(",");
+        if !moves.is_empty() {
+            args.extend(["--play", &joined]);
+        }
+        json_stdout(&args)
+    };
+    let mut game: Vec<String> = Vec::new();
+    for k in 0..10 {
+        let q = query(&game);
+        let allowed: Vec<&Value> =
+            q["moves"].as_array().unwrap().iter().filter(|m| m["forbidden"] == false && m["plies"] != 1).collect();
+        let Some(m) = (if k % 2 == 0 { allowed.last() } else { allowed.first() }) else { break };
+        game.push(m["move"].as_str().unwrap().to_string());
+    }
+    assert!(game.len() >= 6, "{game:?}");
+    let joined = game.join(",");
+    let r = json_stdout(&["review", "--db", GOLDEN, start, "--play", &joined, "--json"]);
+    let plies = r["plies"].as_array().unwrap();
+    assert_eq!(plies.len(), game.len());
+    for (k, p) in plies.iter().enumerate() {
+        let q = query(&game[..k]);
+        assert_eq!(p["board"], q["board"]);
+        assert_eq!(p["before"]["outcome"], q["outcome"], "ply {}", k + 1);
+        assert_eq!(p["best"], q["moves"][0], "ply {}", k + 1);
+        let played = q["moves"].as_array().unwrap().iter().find(|m| m["move"] == game[k].as_str()).unwrap();
+        assert_eq!(&p["move"], played);
+        assert_eq!(p["after"]["outcome"], played["outcome"]);
+        let rank = |v: &Value| match v["verdict"].as_str().unwrap() {
+            "win" | "immediate-win" => 2,
+            "draw" => 1,
+            _ => 0,
+        };
+        assert_eq!(p["blunder"], rank(&p["before"]) > rank(&p["after"]), "ply {}", k + 1);
+    }
+    let blunders = plies.iter().filter(|p| p["blunder"] == true).count();
+    assert_eq!(r["blunders"], blunders);
+    let text = ok_stdout(&["review", "--db", GOLDEN, start, "--play", &joined]);
+    assert_eq!(text.matches("BLUNDER").count(), blunders, "{text}");
+    assert!(text.contains(&format!("{blunders} of {} plies", game.len())), "{text}");
+    let reached = query(&game);
+    assert_eq!(r["reached"]["outcome"], reached["outcome"]);
+    for (moves, says) in
+        [(format!("{},x1-up", game[0]), "(in move 2)"), (format!("{},{}", game[0], "a1-up,a1-up,a1-up,a1-up"), "move ")]
+    {
+        let out = ostledb(&["review", "--db", GOLDEN, start, "--play", &moves]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{moves}: {stderr}");
+        assert!(stderr.lines().count() == 1 && stderr.contains(says), "{moves}: {stderr}");
+        assert!(out.stdout.is_empty());
+    }
+}

@@ -15,10 +15,14 @@ mod engine;
 mod examples;
 mod interesting;
 mod layers;
+// Every relative link of the markdown documents resolves.
+mod links;
 mod published;
 mod query;
 // The published solver's own output (tests/data/reference-s8).
 mod reference;
+// schema/FORMAT.md's table of files and schema/API.md's endpoints against the code.
+mod schema;
 // A damaged metadata file: writers refuse, `ostledb repair` rebuilds it (runs the binary).
 #[cfg(feature = "cli")]
 mod repair;

@@ -32,7 +32,8 @@ fn build(geom: &Geometry, name: &str, max: u32) -> PathBuf {
 
 /// Every position of the 3x3 board (and a sample of the 4x4 one) with no previous board
 /// and with each of its predecessors: the verdict is the solution's node value, the
-/// moves are the solution's move values sorted best first, exactly one move is marked
+/// moves are the solution's move values, the playable ones sorted best first and the
+/// forbidden one last (so the first can be played), exactly one move is marked
 /// forbidden when a previous move can be undone up to symmetry, it reaches an image of
 /// the previous board, and the best moves are the allowed ones with the node's value.
 #[test]
@@ -59,8 +60,14 @@ fn analysis_agrees_with_the_solution_for_every_node() {
                     // The same moves and values as the solution, best first.
                     let mut expect = move_values(&g, &sol, &pos).unwrap();
                     assert_eq!(a.moves.len(), expect.len());
+                    // The playable moves best first, then the forbidden one last: the
+                    // first entry can be played whenever any move can (issue 63).
                     for w in a.moves.windows(2) {
-                        assert!(!w[1].outcome.better_than(w[0].outcome), "not best first");
+                        assert!(!w[0].forbidden, "the forbidden move is not last");
+                        assert!(!w[1].outcome.better_than(w[0].outcome) || w[1].forbidden, "not best first");
+                    }
+                    if a.moves.len() > 1 {
+                        assert!(!a.moves[0].forbidden && a.moves[0].best, "moves[0] is not a best playable move");
                     }
                     for m in &a.moves {
                         let k = expect.iter().position(|e| e.index == m.index).expect("a listed move");
@@ -70,6 +77,14 @@ fn analysis_agrees_with_the_solution_for_every_node() {
                     }
                     let forbidden: Vec<_> = a.moves.iter().filter(|m| m.forbidden).collect();
                     assert_eq!(forbidden.len(), usize::from(a.node_index > 0));
+                    // Where the rules forbid a move (the exact undo), that is the move
+                    // marked, also on a symmetric board whose node forbids an image of
+                    // it: a move listed as playable is one `query --play` plays.
+                    if let Some(prev) = prev
+                        && let Some(u) = ostledb::game::forbidden::forbidden_move(&g, &pos, &prev).unwrap()
+                    {
+                        assert_eq!(forbidden.first().map(|f| f.mv), Some(u), "{}", format_board(&g, &pos));
+                    }
                     if let (Some(f), Some(prev)) = (forbidden.first(), prev) {
                         with_forbidden += 1;
                         let child = play(&g, &pos, f.mv).unwrap().child;
@@ -250,4 +265,123 @@ fn probe_many_and_summary_answer_as_probe_and_analyse() {
             assert_eq!(serde_json::to_value(db.summary(b, None).unwrap()).unwrap(), head);
         }
     }
+}
+
+/// A game reviewed ply by ply (issue 63): on the 3x3 game, games from every fourth
+/// position, each side playing its best move except at plies chosen to give a result
+/// away where the position allows it (a win thrown to a draw or a loss, a draw to a
+/// loss), and now and then a move that keeps the result but not the best one. Every
+/// ply's values are checked against independent queries (`answer` with the moves so
+/// far, as `query START --play ...`): the value before is the node's, the value after
+/// the node reached seen from the mover (a move that ends the game: a capture wins in
+/// 1, a suicide loses in 1), the best move is the query's first move, and the judgement
+/// follows from the two values. Illegal and forbidden moves and one after the game
+/// ended are refused, as `query --play` refuses them.
+#[test]
+fn a_review_marks_each_ply_as_independent_queries_value_it() {
+    use ostledb::analysis::query::answer;
+    use ostledb::analysis::review::Judgement;
+    let g = Geometry::new(3, 3).unwrap();
+    let dir = build(&g, "review", 6);
+    let db = Database::open(&dir).unwrap();
+    let mut seen = std::collections::BTreeMap::new();
+    let mut rng = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let (mut games, mut plies) = (0, 0);
+    for p in db.index().phases().to_vec() {
+        for i in (0..p.len()).step_by(4) {
+            let start = format_board(&g, &p.position_at(i));
+            // Make the game with the analysis, then review it.
+            let mut list: Vec<String> = Vec::new();
+            for _ in 0..12 {
+                let a = answer(&db, &start, None, "prev", &list, None).unwrap().analysis;
+                let allowed: Vec<_> = a.moves.iter().filter(|m| !m.forbidden).collect();
+                let Some(best) = allowed.first() else { break };
+                let worse: Vec<_> =
+                    allowed.iter().filter(|m| Judgement::of(a.outcome, m.outcome).is_blunder()).collect();
+                let other: Vec<_> = allowed.iter().filter(|m| m.outcome != best.outcome).collect();
+                let m = match next() % 4 {
+                    0 if !worse.is_empty() => worse[next() as usize % worse.len()],
+                    1 if !other.is_empty() => other[next() as usize % other.len()],
+                    _ => best,
+                };
+                list.push(m.notation.clone());
+                if m.plies == Some(1) {
+                    break; // it ends the game
+                }
+            }
+            if list.is_empty() {
+                continue;
+            }
+            let r = ostledb::analysis::review::review(&db, &start, None, "prev", &list).unwrap();
+            assert_eq!(r.plies.len(), list.len());
+            for (k, ply) in r.plies.iter().enumerate() {
+                let q = answer(&db, &start, None, "prev", &list[..k], None).unwrap().analysis;
+                assert_eq!((ply.board.as_str(), ply.node_index), (q.board.as_str(), q.node_index));
+                assert_eq!(
+                    (ply.before.outcome, ply.before.verdict),
+                    (q.outcome, q.verdict),
+                    "{start} {list:?} ply {k}"
+                );
+                assert_eq!(ply.played.notation, list[k]);
+                assert_eq!(ply.best.notation, q.moves[0].notation, "the best move is query's first");
+                let after = match answer(&db, &start, None, "prev", &list[..=k], None) {
+                    Ok(child) => child.analysis.outcome.parent(),
+                    Err(_) => {
+                        assert_eq!(k + 1, list.len(), "only the last move may end the game");
+                        assert!(r.game_over && r.reached.is_none());
+                        match ply.played.removes {
+                            "opponent" => Outcome::Win(1),
+                            _ => Outcome::Loss(1),
+                        }
+                    }
+                };
+                assert_eq!(ply.after.outcome, after, "{start} {list:?} ply {k}");
+                let want = match (q.outcome, after) {
+                    (Outcome::Win(_), Outcome::Draw) => "win-to-draw",
+                    (Outcome::Win(_), Outcome::Loss(_)) => "win-to-loss",
+                    (Outcome::Draw, Outcome::Loss(_)) => "draw-to-loss",
+                    _ => "kept",
+                };
+                assert_eq!(serde_json::to_value(ply.judgement).unwrap(), want);
+                assert_eq!(ply.blunder, want != "kept");
+                assert_eq!(ply.best_played, after == q.moves[0].outcome);
+                assert_eq!(ply.mover, if k % 2 == 0 { 1 } else { 2 });
+                *seen.entry(want).or_insert(0) += 1;
+                plies += 1;
+            }
+            assert_eq!(r.blunders as usize, r.plies.iter().filter(|p| p.blunder).count());
+            if let Some(at) = &r.reached {
+                let q = answer(&db, &start, None, "prev", &list, None).unwrap().analysis;
+                assert_eq!((at.board.as_str(), at.value.outcome), (q.board.as_str(), q.outcome));
+            }
+            games += 1;
+        }
+    }
+    // Every kind of ply was made and checked.
+    for kind in ["kept", "win-to-draw", "win-to-loss", "draw-to-loss"] {
+        assert!(seen.get(kind).copied().unwrap_or(0) >= 5, "{seen:?}");
+    }
+    assert!(games > 200 && plies > 1000, "{games} games, {plies} plies");
+    // What `query --play` refuses, a review refuses the same way; a move after the end too.
+    let start = format_board(&g, &db.index().phases()[0].position_at(0));
+    let a = db.analyse(&parse_board(&g, &start).unwrap(), None).unwrap();
+    let bad = ostledb::analysis::review::review(&db, &start, None, "prev", &["a1-sideways".into()]).unwrap_err();
+    assert!(bad.to_string().contains("in move 1"), "{bad}");
+    let first = a.moves.iter().find(|m| m.plies != Some(1)).unwrap().notation.clone();
+    let child = answer(&db, &start, None, "prev", std::slice::from_ref(&first), None).unwrap().analysis;
+    let undo = child.moves.iter().find(|m| m.forbidden).map(|m| m.notation.clone());
+    if let Some(undo) = undo {
+        let e = ostledb::analysis::review::review(&db, &start, None, "prev", &[first.clone(), undo]).unwrap_err();
+        assert!(e.to_string().contains("move 2") && e.to_string().contains("forbidden"), "{e}");
+    }
+    let too_many = vec![first; MAX_LINE_PLIES as usize + 1];
+    let e = ostledb::analysis::review::review(&db, &start, None, "prev", &too_many).unwrap_err();
+    assert!(e.to_string().contains("must be from 0 to 1000"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

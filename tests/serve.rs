@@ -80,9 +80,16 @@ impl Answer {
 }
 
 async fn call(app: &axum::Router, method: &str, uri: &str, if_none_match: Option<&str>) -> Answer {
+    let headers: Vec<(header::HeaderName, &str)> =
+        if_none_match.map(|t| (header::IF_NONE_MATCH, t)).into_iter().collect();
+    call_with(app, method, uri, &headers).await
+}
+
+/// A request with these headers.
+async fn call_with(app: &axum::Router, method: &str, uri: &str, headers: &[(header::HeaderName, &str)]) -> Answer {
     let mut req = Request::builder().method(method).uri(uri);
-    if let Some(tag) = if_none_match {
-        req = req.header(header::IF_NONE_MATCH, tag);
+    for (name, value) in headers {
+        req = req.header(name, *value);
     }
     let r = app.clone().oneshot(req.body(Body::empty()).unwrap()).await.unwrap();
     let (parts, body) = r.into_parts();
@@ -256,12 +263,19 @@ async fn bad_requests_get_their_status_and_a_json_error() {
         (format!("/api/v1/position?board={good}&board={good}"), StatusCode::BAD_REQUEST, "given twice"),
         ("/api/v1/position?board=%FF%FE".into(), StatusCode::BAD_REQUEST, "not UTF-8"),
         ("/api/v1/position?board=%ZZ".into(), StatusCode::BAD_REQUEST, "two hex digits"),
-        (format!("/api/v1/position?board={}", "1".repeat(2000)), StatusCode::URI_TOO_LONG, "over the 1024"),
+        (format!("/api/v1/position?board={}", "1".repeat(13_000)), StatusCode::URI_TOO_LONG, "over the 12288"),
         ("/api/v1/stats?x=1".into(), StatusCode::BAD_REQUEST, "this endpoint takes"),
         // (3,3) is not in a database of at most 5 pieces.
         ("/api/v1/position?board=111-030-222".into(), StatusCode::NOT_FOUND, "phase (3,3) is not in this database"),
         ("/api/v1/line?board=111-030-222".into(), StatusCode::NOT_FOUND, "phase (3,3)"),
         ("/api/v1/play?board=111-030-222".into(), StatusCode::NOT_FOUND, "phase (3,3)"),
+        (
+            format!("/api/v1/play?board={good}&seed=9007199254740992"),
+            StatusCode::BAD_REQUEST,
+            "from 0 to 9007199254740991 (2^53 - 1",
+        ),
+        (format!("/api/v1/review?board={good}"), StatusCode::BAD_REQUEST, "`moves` is missing"),
+        (format!("/api/v1/position?board={good}&moves=a1-sideways"), StatusCode::BAD_REQUEST, "(in move 1)"),
         ("/api/v2/position".into(), StatusCode::NOT_FOUND, "no such path: /api/v2/position"),
         ("/favicon.ico".into(), StatusCode::NOT_FOUND, "no such path"),
     ];
@@ -271,9 +285,10 @@ async fn bad_requests_get_their_status_and_a_json_error() {
     }
     // An unknown parameter: every endpoint says what it takes, or that it takes none.
     for (path, takes) in [
-        ("position", "`board`, `prev`"),
-        ("line", "`board`, `prev`, `max_plies`"),
-        ("play", "`board`, `prev`, `level`, `seed`"),
+        ("position", "`board`, `prev`, `moves`"),
+        ("line", "`board`, `prev`, `moves`, `max_plies`"),
+        ("play", "`board`, `prev`, `moves`, `level`, `seed`"),
+        ("review", "`board`, `prev`, `moves`"),
         ("stats", "no parameters"),
         ("health", "no parameters"),
     ] {
@@ -993,4 +1008,139 @@ fn a_client_that_pipelines_short_requests_and_never_reads_is_reset_once_idle() {
     }
     let mut rest = Vec::new();
     assert_eq!(r.read_to_end(&mut rest).unwrap(), 0, "an end of file after the header timeout");
+}
+
+/// `moves=` on `/position`, `/line` and `/play` (issue 63): the answer is `query
+/// --play`'s for the same moves, a bad move gets `query`'s error as a 400, and the game's
+/// last move decides the forbidden one as `prev` does. A board may use `_` for `-`.
+#[tokio::test]
+async fn moves_are_played_from_the_board_as_query_plays_them() {
+    let (app, db) = app(6);
+    let mut checked = 0;
+    for b in boards(db.path()).iter().step_by(23) {
+        let a = answer(&db, b, None, "prev", &[], None).unwrap().analysis;
+        let Some(m) = a.moves.iter().find(|m| m.plies != Some(1)) else { continue };
+        let a2 = answer(&db, b, None, "prev", std::slice::from_ref(&m.notation), None).unwrap().analysis;
+        let mut list = vec![m.notation.clone()];
+        if let Some(m2) = a2.moves.iter().find(|x| x.plies != Some(1) && !x.forbidden) {
+            list.push(m2.notation.clone());
+        }
+        let joined = list.join(",");
+        let want = serde_json::to_value(answer(&db, b, None, "prev", &list, None).unwrap()).unwrap();
+        let underscored = b.replace('-', "_");
+        assert_eq!(get(&app, &format!("/api/v1/position?board={underscored}&moves={joined}")).await.json(), want);
+        let line = get(&app, &format!("/api/v1/line?board={b}&moves={joined}&max_plies=5")).await.json();
+        let want_line = serde_json::to_value(answer(&db, b, None, "prev", &list, Some(5)).unwrap()).unwrap();
+        assert_eq!(line, want_line, "{b} {joined}");
+        let played = get(&app, &format!("/api/v1/play?board={b}&moves={joined}&seed=3")).await.json();
+        assert_eq!(played["move"]["forbidden"], false);
+        // One move played: the same node as the child with the board as prev.
+        let one = get(&app, &format!("/api/v1/position?board={b}&moves={}", m.notation)).await.json();
+        let by_prev = get(&app, &format!("/api/v1/position?board={}&prev={b}", m.child)).await.json();
+        assert_eq!(one["node_index"], by_prev["node_index"]);
+        assert_eq!(one["moves"], by_prev["moves"]);
+        checked += 1;
+    }
+    assert!(checked > 50, "{checked}");
+    let b = &boards(db.path())[0];
+    let illegal = answer(&db, b, None, "prev", &["a1-sideways".to_string()], None).unwrap_err().to_string();
+    let e = get(&app, &format!("/api/v1/position?board={b}&moves=a1-sideways")).await.error(StatusCode::BAD_REQUEST);
+    assert_eq!(e, illegal, "the error `query --play` gives");
+    let many = vec!["a1-up"; 1001].join(",");
+    let e = get(&app, &format!("/api/v1/line?board={b}&moves={many}")).await.error(StatusCode::BAD_REQUEST);
+    assert!(e.contains("must be from 0 to 1000"), "{e}");
+}
+
+/// `/api/v1/review` answers what the library's review answers, as `ostledb review
+/// --json` prints it, and refuses what the library refuses.
+#[tokio::test]
+async fn review_answers_what_the_library_reviews() {
+    let (app, db) = app(6);
+    let mut blunders = 0;
+    for b in boards(db.path()).iter().step_by(41) {
+        let mut list: Vec<String> = Vec::new();
+        for k in 0..8 {
+            let a = answer(&db, b, None, "prev", &list, None).unwrap().analysis;
+            let allowed: Vec<_> = a.moves.iter().filter(|m| !m.forbidden && m.plies != Some(1)).collect();
+            let Some(m) = (if k % 3 == 1 { allowed.last() } else { allowed.first() }) else { break };
+            list.push(m.notation.clone());
+        }
+        if list.is_empty() {
+            continue;
+        }
+        let r = get(&app, &format!("/api/v1/review?board={b}&moves={}", list.join(","))).await;
+        assert_eq!(r.status, StatusCode::OK);
+        assert!(r.headers.contains_key(header::ETAG));
+        let want = ostledb::analysis::review::review(&db, b, None, "prev", &list).unwrap();
+        blunders += want.blunders;
+        assert_eq!(r.json(), serde_json::to_value(&want).unwrap(), "{b} {list:?}");
+    }
+    assert!(blunders > 0);
+    let b = &boards(db.path())[0];
+    let e =
+        get(&app, &format!("/api/v1/review?board={b}&moves=a1-up,a1-up,a1-up")).await.error(StatusCode::BAD_REQUEST);
+    assert!(e.contains("move "), "{e}");
+}
+
+/// gzip (issue 63): a request that accepts gzip gets a gzipped body that decodes to the
+/// same JSON; one that does not gets the JSON as it is.
+#[tokio::test]
+async fn answers_are_gzipped_only_for_a_client_that_asks() {
+    use std::io::Read as _;
+    let (app, db) = app(6);
+    let b = &boards(db.path())[7];
+    for uri in [format!("/api/v1/position?board={b}"), format!("/api/v1/line?board={b}"), "/api/v1/stats".into()] {
+        let plain = get(&app, &uri).await;
+        assert_eq!(plain.status, StatusCode::OK);
+        assert!(!plain.headers.contains_key(header::CONTENT_ENCODING), "{uri}");
+        let zipped = call_with(&app, "GET", &uri, &[(header::ACCEPT_ENCODING, "gzip")]).await;
+        assert_eq!(zipped.status, StatusCode::OK);
+        assert_eq!(zipped.headers[header::CONTENT_ENCODING], "gzip", "{uri}");
+        assert!(zipped.body.len() < plain.body.len(), "{uri}: {} >= {}", zipped.body.len(), plain.body.len());
+        let mut text = Vec::new();
+        flate2::read::GzDecoder::new(&zipped.body[..]).read_to_end(&mut text).unwrap();
+        assert_eq!(text, plain.body, "{uri}");
+        // Other encodings only: the answer as it is.
+        let other = call_with(&app, "GET", &uri, &[(header::ACCEPT_ENCODING, "br")]).await;
+        assert!(!other.headers.contains_key(header::CONTENT_ENCODING), "{uri}");
+        assert_eq!(other.body, plain.body);
+    }
+}
+
+/// CORS (issue 63): off by default (no header, OPTIONS is 405); with an origin, its
+/// requests get `Access-Control-Allow-Origin` and a preflight is answered; another
+/// origin gets no allowance.
+#[tokio::test]
+async fn cors_headers_only_with_an_origin_allowed() {
+    let (plain, db) = app(6);
+    let b = &boards(db.path())[3];
+    let uri = format!("/api/v1/position?board={b}");
+    let origin = [(header::ORIGIN, "https://example.org")];
+    let r = call_with(&plain, "GET", &uri, &origin).await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert!(!r.headers.contains_key(header::ACCESS_CONTROL_ALLOW_ORIGIN));
+    let preflight = [(header::ORIGIN, "https://example.org"), (header::ACCESS_CONTROL_REQUEST_METHOD, "GET")];
+    let r = call_with(&plain, "OPTIONS", &uri, &preflight).await;
+    assert_eq!(r.status, StatusCode::METHOD_NOT_ALLOWED);
+    assert!(!r.headers.contains_key(header::ACCESS_CONTROL_ALLOW_ORIGIN));
+
+    let allowed = ostledb::serve::api::allow_origin(plain.clone(), "https://example.org").unwrap();
+    let r = call_with(&allowed, "GET", &uri, &origin).await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(r.headers[header::ACCESS_CONTROL_ALLOW_ORIGIN], "https://example.org");
+    assert!(r.headers[header::ACCESS_CONTROL_EXPOSE_HEADERS].to_str().unwrap().contains("etag"));
+    let r = call_with(&allowed, "OPTIONS", &uri, &preflight).await;
+    assert!(r.status.is_success(), "{}", r.status);
+    assert_eq!(r.headers[header::ACCESS_CONTROL_ALLOW_ORIGIN], "https://example.org");
+    assert!(r.headers[header::ACCESS_CONTROL_ALLOW_METHODS].to_str().unwrap().contains("GET"));
+    // Another origin is not allowed: the header names the allowed one, which a browser
+    // compares with its own.
+    let r = call_with(&allowed, "GET", &uri, &[(header::ORIGIN, "https://evil.example")]).await;
+    assert_ne!(
+        r.headers.get(header::ACCESS_CONTROL_ALLOW_ORIGIN).map(|v| v.as_bytes()),
+        Some(&b"https://evil.example"[..])
+    );
+    let any = ostledb::serve::api::allow_origin(plain.clone(), "*").unwrap();
+    assert_eq!(call_with(&any, "GET", &uri, &origin).await.headers[header::ACCESS_CONTROL_ALLOW_ORIGIN], "*");
+    assert!(ostledb::serve::api::allow_origin(plain, "example.org/").is_err());
 }

@@ -91,7 +91,7 @@ def main():
         ("unknown parameter", get(f"/api/v1/position?board={board}&depth=3".encode())),
         ("bad max_plies", get(f"/api/v1/line?board={board}&max_plies=99999".encode())),
         ("unknown level", get(f"/api/v1/play?board={board}&level=god".encode())),
-        ("query string of 10 KB", get(b"/api/v1/position?board=" + b"1" * 10_000)),
+        ("query string of 13 KB", get(b"/api/v1/position?board=" + b"1" * 13_000)),
         ("request line of 100 KB", get(b"/api/v1/position?board=" + b"1" * 100_000)),
         ("percent-encoded non-UTF-8", get(b"/api/v1/position?board=%FF%FE%FD")),
         ("raw non-UTF-8 bytes in the path", get(b"/api/v1/position?board=\xff\xfe\xfd")),

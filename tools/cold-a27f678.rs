@@ -1,7 +1,7 @@
 // How a27f678 (the reader of issue 16 "today") is measured the way `bench --cold` measures:
 // copy this file to examples/cold_a27.rs in a checkout of a27f678 and run
 //   cargo run --release --example cold_a27 -- DB 300 2 16 1   (positions a phase, rounds, cache MB, seed)
-// (ARCHITECTURE.md, "Against v2, measured both ways"). It does not build in this tree.
+// (docs/measurements.md, "Against v2, measured both ways"). It does not build in this tree.
 //! Stop 38 (issue 16): `bench --cold`'s measurement, run by a27f678's reader (which has
 //! no cold mode): analyse on N random positions (random symmetric images) of every phase,
 //! the same positions as `bench --cold` with the same seed, R rounds, one call at a time;

@@ -13,9 +13,19 @@ values of millions of boards at once::
             print(m.move, m.verdict, m.plies)
 
 Boards are written as in ``ostledb query``: 25 digits row by row, ``1`` the side to
-move, ``2`` the opponent, ``3`` the hole, ``0`` empty, ``-`` ignored. Values are for the
-side to move, with distances in plies under best play (the winner hurries, the loser
-delays). Errors are :class:`OstleError` subclasses (see ``ostledb._errors``).
+move, ``2`` the opponent, ``3`` the hole, ``0`` empty, ``-`` or ``_`` ignored; wherever a
+board is taken, its integer code (as ``sample`` and ``positions`` give) or a
+:class:`Position` will do. A :class:`Position` made by ``play`` carries the moves that
+led to it (``move_stack``, ``pop()``), and every call given it honours its last move's
+forbidden move. Values are for the side to move, with distances in plies under best
+play (the winner hurries, the loser delays). Errors are :class:`OstleError` subclasses
+(see ``ostledb._errors``).
+
+Attributes and methods follow one rule: what an object is or holds, cheap to get and
+taking no argument, is a property (``p.board``, ``p.canonical``, ``p.is_game_over``,
+``p.move_stack``, ``v.plies``, ``db.phases``); anything that takes an argument, reads
+the database, generates moves or converts is a method (``p.moves()``, ``p.play(m)``,
+``p.pop()``, ``db.probe(b)``, ``v.to_dict()``).
 """
 
 from ostledb._errors import (
@@ -32,12 +42,15 @@ from ostledb._errors import (
     OutOfRangeError,
 )
 from ostledb._ostledb import (
+    DEFAULT_LINE_PLIES,
     LIBRARY_VERSION,
     MAX_LINE_PLIES,
     Database,
     Line,
     MoveValue,
     Position,
+    Review,
+    ReviewPly,
     Step,
     Value,
     open,
@@ -55,6 +68,7 @@ __all__ = [
     "DatabaseClosedError",
     "DatabaseError",
     "DatabaseNotFoundError",
+    "DEFAULT_LINE_PLIES",
     "Line",
     "MAX_LINE_PLIES",
     "MissingPhaseError",
@@ -63,6 +77,8 @@ __all__ = [
     "OutOfMemoryError",
     "OutOfRangeError",
     "Position",
+    "Review",
+    "ReviewPly",
     "Step",
     "Value",
     "open",

@@ -1,6 +1,6 @@
 """The exceptions ostledb raises. Each is an ``OstleError``, and also the built-in
 exception a Python programmer would catch for it (``ValueError`` for a bad board,
-``LookupError`` for a phase the database lacks, ``FileNotFoundError`` for no database,
+``KeyError`` (a ``LookupError``) for a phase the database lacks, ``FileNotFoundError`` for no database,
 ``MemoryError`` for a request larger than the memory this process can have)."""
 
 
@@ -26,9 +26,14 @@ class DatabaseNotFoundError(DatabaseError, FileNotFoundError):
     """No solved database at the path given."""
 
 
-class MissingPhaseError(DatabaseError, LookupError):
+class MissingPhaseError(DatabaseError, KeyError):
     """The database does not hold the board's phase (a 4-against-5 board in a database
-    solved up to four pieces a side, say). ``Database.get`` returns its default instead."""
+    solved up to four pieces a side, say). ``Database.get`` returns its default instead.
+    A ``KeyError``, as a missing key of a mapping is (and so a ``LookupError``); its
+    message reads as the other errors' do, not quoted as a ``KeyError``'s key is."""
+
+    def __str__(self) -> str:
+        return Exception.__str__(self)
 
 
 class CorruptDatabaseError(DatabaseError):

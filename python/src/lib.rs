@@ -18,12 +18,13 @@ use pyo3::types::{PyList, PySlice, PyString, PyType};
 
 use ostledb::Error;
 use ostledb::analysis::query::{
-    Analysis, LineEnd, MAX_LINE_PLIES, MoveLine, Step, Verdict, answer, check_line_plies, ends_game,
-    line_plies_out_of_range,
+    Analysis, DEFAULT_LINE_PLIES, LineEnd, MAX_LINE_PLIES, MoveLine, Step, Verdict, answer, check_line_plies,
+    check_moves_count, ends_game, line_plies_out_of_range,
 };
+use ostledb::analysis::review::{Judgement, Review as ReviewData, ReviewPly as ReviewPlyData, Valued};
 use ostledb::game::forbidden::forbidden_move;
-use ostledb::game::moves::{is_immediate_win, moves, play};
-use ostledb::game::notation::{code_to_base64, format_board, format_move, parse_board, parse_move};
+use ostledb::game::moves::{Move, is_immediate_win, moves, play};
+use ostledb::game::notation::{code_to_base64, format_board, format_move, parse_board, parse_move, squares_in};
 use ostledb::game::symmetry::canonical;
 use ostledb::game::{Geometry, Position as Board};
 use ostledb::record::Outcome;
@@ -155,10 +156,18 @@ fn side_of(digits: usize) -> Option<u32> {
 
 /// An Ostle board with the side to move: its pieces are `1`, the opponent's `2`, the
 /// hole `3`, empty squares `0`, row by row from the top (the 25-digit notation of
-/// `ostledb query`; `-` anywhere is ignored).
+/// `ostledb query`; `-` or `_` anywhere is ignored).
 ///
 /// A board of 9 or 16 digits is a 3x3 or 4x4 board (a smaller variant of the game);
 /// ``pieces`` is the number each side starts with (default: the side of the board).
+///
+/// A position made by ``play`` remembers the moves played to reach it, as python-chess's
+/// ``Board`` does: ``move_stack`` lists them, ``pop()`` is the position before the last,
+/// ``root`` the one they were played from. The last move decides the forbidden move (the
+/// one that would undo it), so ``moves()`` leaves it out, ``play`` refuses it, and every
+/// ``Database`` call given the position values it with that move forbidden, as
+/// ``ostledb query ROOT --play MOVES`` does. A position is immutable: ``play`` and
+/// ``pop`` return new ones. Equality and hashing are of the board alone.
 ///
 /// >>> import ostledb
 /// >>> p = ostledb.Position("22222-00000-00300-00000-11111")
@@ -166,18 +175,43 @@ fn side_of(digits: usize) -> Option<u32> {
 /// True
 /// >>> len(p.moves()), p.moves()[:3]
 /// (24, ['a1-up', 'a1-down', 'a1-left'])
-/// >>> p.play("c1-up")
-/// Position('11111-00000-00300-00200-22022')
+/// >>> q = p.play("c1-up")
+/// >>> q, q.move_stack, q.pop() == p
+/// (Position('11111-00000-00300-00200-22022'), ['c1-up'], True)
 #[pyclass(frozen, module = "ostledb", name = "Position")]
 #[derive(Clone)]
 struct Position {
     geom: &'static Geometry,
     board: Board,
+    /// The moves played to reach this board, each with the board it was played on,
+    /// oldest first (empty for a position made from a board).
+    history: Arc<Vec<(Board, Move)>>,
 }
 
 impl Position {
     fn new_in(geom: &'static Geometry, board: Board) -> Position {
-        Position { geom, board }
+        Position { geom, board, history: Arc::new(Vec::new()) }
+    }
+
+    /// The board before the last move played, which decides the forbidden move.
+    fn prev(&self) -> Option<Board> {
+        self.history.last().map(|(b, _)| *b)
+    }
+
+    /// The move the last move forbids (`None`: none, or no last move known).
+    fn forbidden(&self) -> Option<Move> {
+        let p = self.prev()?;
+        forbidden_move(self.geom, &self.board, &p).ok().flatten()
+    }
+
+    /// The moves played, in notation.
+    fn stack(&self) -> Vec<String> {
+        self.history.iter().map(|(_, m)| format_move(self.geom, *m)).collect()
+    }
+
+    /// The position the moves were played from.
+    fn root_position(&self) -> Position {
+        Position::new_in(self.geom, self.history.first().map_or(self.board, |(b, _)| *b))
     }
 
     fn key(&self) -> (u32, u32, u64) {
@@ -206,7 +240,7 @@ impl Position {
     #[new]
     #[pyo3(signature = (board, pieces = None))]
     fn py_new(py: Python<'_>, board: &str, pieces: Option<u32>) -> PyResult<Position> {
-        let digits = board.chars().filter(|c| *c != '-').count();
+        let digits = squares_in(board);
         let side = side_of(digits).ok_or_else(|| {
             raise(
                 py,
@@ -284,8 +318,9 @@ impl Position {
     /// positions have the same value and the same canonical form.
     ///
     /// >>> p = ostledb.Position("22220-00000-00300-00000-11110")
-    /// >>> p.canonical() == ostledb.Position("02222-00000-00300-00000-01111").canonical()
+    /// >>> p.canonical == ostledb.Position("02222-00000-00300-00000-01111").canonical
     /// True
+    #[getter]
     fn canonical(&self) -> Position {
         Position::new_in(self.geom, canonical(self.geom, &self.board).0)
     }
@@ -304,30 +339,75 @@ impl Position {
 
     /// The side to move removes the opponent's second-to-last piece with some move: it
     /// wins in one ply ("checkmate" in the published tool).
+    #[getter]
     fn is_immediate_win(&self) -> bool {
         !self.is_over() && is_immediate_win(self.geom, &self.board)
     }
 
     /// The game has ended on this board (after a move that removed a side's
     /// second-to-last piece); it has no moves and no value.
+    #[getter]
     fn is_game_over(&self) -> bool {
         self.is_over()
     }
 
-    /// The legal moves in the notation of ``ostledb query`` (`c1-up`, `hole-left`), in
-    /// the order of the published move list. The forbidden move (the one undoing the
-    /// opponent's last move) is listed: a position alone does not know the last move.
+    /// The moves played to reach this position with ``play``, oldest first (empty for a
+    /// position made from a board).
+    ///
+    /// >>> ostledb.Position.initial().play("c1-up").play("c5-down").move_stack
+    /// ['c1-up', 'c5-down']
+    #[getter]
+    fn move_stack(&self) -> Vec<String> {
+        self.stack()
+    }
+
+    /// The position the moves of ``move_stack`` were played from (this one when none
+    /// were).
+    ///
+    /// >>> ostledb.Position.initial().play("c1-up").root == ostledb.Position.initial()
+    /// True
+    #[getter]
+    fn root(&self) -> Position {
+        self.root_position()
+    }
+
+    /// The position before the last move, with the moves before it: this position
+    /// takes back its last move, as python-chess's ``Board.pop()`` does (a position is
+    /// immutable, so the earlier one is returned). ``IndexError`` when no move was
+    /// played.
+    ///
+    /// >>> p = ostledb.Position.initial()
+    /// >>> p.play("c1-up").pop() == p
+    /// True
+    fn pop(&self) -> PyResult<Position> {
+        let Some(((before, _), rest)) = self.history.split_last() else {
+            return Err(pyo3::exceptions::PyIndexError::new_err("pop from a position with no move played"));
+        };
+        Ok(Position { geom: self.geom, board: *before, history: Arc::new(rest.to_vec()) })
+    }
+
+    /// The moves the side to move may play, in the notation of ``ostledb query``
+    /// (`c1-up`, `hole-left`), in the order of the published move list. When the last
+    /// move is known (a position made by ``play``), the move that would undo it is
+    /// forbidden and left out; ``forbidden_move()`` names it.
     ///
     /// >>> ostledb.Position.initial(side=4).moves()[:4]
     /// ['a1-up', 'a1-down', 'a1-left', 'a1-right']
+    /// >>> "hole-down" in ostledb.Position.initial().play("hole-up").moves()
+    /// False
     fn moves(&self, py: Python<'_>) -> PyResult<Vec<String>> {
         self.live(py)?;
-        Ok(moves(self.geom, &self.board).iter().map(|m| format_move(self.geom, *m)).collect())
+        let forbidden = self.forbidden();
+        Ok(moves(self.geom, &self.board)
+            .iter()
+            .filter(|m| Some(**m) != forbidden)
+            .map(|m| format_move(self.geom, *m))
+            .collect())
     }
 
     /// The position after ``move``, seen from the side to move next (the pieces' digits
-    /// swap, the board does not turn). Raises ``BadMoveError`` for a move the board
-    /// does not have.
+    /// swap, the board does not turn), with ``move`` on its ``move_stack``. Raises
+    /// ``BadMoveError`` for a move the board does not have, or the forbidden one.
     ///
     /// >>> ostledb.Position.initial().play("hole-up")
     /// Position('11111-00300-00000-00000-22222')
@@ -343,21 +423,40 @@ impl Position {
                 format!("`{move}` is not a move of {}; its moves are {}", self.text(), legal.join(", ")),
             ));
         }
+        if self.forbidden() == Some(mv) {
+            return Err(raise(
+                py,
+                "BadMoveError",
+                format!("`{move}` is forbidden on {}: it would undo the opponent's last move", self.text()),
+            ));
+        }
         let r = play(self.geom, &self.board, mv).expect("a listed move is legal");
-        Ok(Position::new_in(self.geom, r.child))
+        let mut history = Vec::with_capacity(self.history.len() + 1);
+        history.extend_from_slice(&self.history);
+        history.push((self.board, mv));
+        Ok(Position { geom: self.geom, board: r.child, history: Arc::new(history) })
     }
 
     /// The move of this board that ``previous`` (the board before the opponent's last
-    /// move, seen from the opponent) forbids, or None. Raises ``BadBoardError`` when no
-    /// move of ``previous`` leads here.
+    /// move, seen from the opponent) forbids, or None. Without ``previous``, the move
+    /// the last move of ``move_stack`` forbids (None when none was played). Raises
+    /// ``BadBoardError`` when no move of ``previous`` leads here.
     ///
     /// >>> before = ostledb.Position.initial()
     /// >>> before.play("hole-up").forbidden_move(before)
     /// 'hole-down'
-    fn forbidden_move(&self, py: Python<'_>, previous: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+    /// >>> before.play("hole-up").forbidden_move()
+    /// 'hole-down'
+    #[pyo3(signature = (previous = None))]
+    fn forbidden_move(&self, py: Python<'_>, previous: Option<&Bound<'_, PyAny>>) -> PyResult<Option<String>> {
         self.live(py)?;
-        let p = board_arg(py, self.geom, previous)?;
-        let m = forbidden_move(self.geom, &self.board, &p).map_err(|e| to_py(py, e, At::Query))?;
+        let m = match previous.filter(|p| !p.is_none()) {
+            Some(previous) => {
+                let p = board_arg(py, self.geom, previous)?;
+                forbidden_move(self.geom, &self.board, &p).map_err(|e| to_py(py, e, At::Query))?
+            }
+            None => self.forbidden(),
+        };
         Ok(m.map(|m| format_move(self.geom, m)))
     }
 
@@ -398,17 +497,39 @@ impl Position {
         self.key() >= other.key()
     }
 
-    /// Pickled as its squares and its game, so that a finished board (which the
-    /// notation parser refuses) comes back too.
+    /// Pickled as the squares of its root, its game and its move stack, so that a
+    /// finished board (which the notation parser refuses) comes back too, with the moves
+    /// that led to it.
     fn __reduce__(slf: &Bound<'_, Self>) -> PyResult<(Py<PyAny>, PositionParts)> {
         let p = slf.get();
         let rebuild = slf.get_type().getattr("_from_parts")?.unbind();
-        Ok((rebuild, (p.board.player, p.board.opponent, p.board.hole, p.geom.side(), p.geom.start_pieces())))
+        let r = p.history.first().map_or(p.board, |(b, _)| *b);
+        Ok((rebuild, (r.player, r.opponent, r.hole, p.geom.side(), p.geom.start_pieces(), p.stack())))
     }
 
-    /// The position with these squares (for unpickling; checked to be on the board).
+    /// The position with these squares, and `moves` played from it (for unpickling;
+    /// checked to be on the board, and each move to be legal).
     #[staticmethod]
-    fn _from_parts(py: Python<'_>, player: u32, opponent: u32, hole: u8, side: u32, pieces: u32) -> PyResult<Position> {
+    #[pyo3(
+        signature = (player, opponent, hole, side, pieces, moves = Vec::new()),
+        text_signature = "(player, opponent, hole, side, pieces, moves=())"
+    )]
+    fn _from_parts(
+        py: Python<'_>,
+        player: u32,
+        opponent: u32,
+        hole: u8,
+        side: u32,
+        pieces: u32,
+        moves: Vec<String>,
+    ) -> PyResult<Position> {
+        let root = Position::from_parts(py, player, opponent, hole, side, pieces)?;
+        moves.iter().try_fold(root, |p, m| p.play(py, m))
+    }
+}
+
+impl Position {
+    fn from_parts(py: Python<'_>, player: u32, opponent: u32, hole: u8, side: u32, pieces: u32) -> PyResult<Position> {
         let geom = geometry(side, pieces).map_err(|e| to_py(py, e, At::Query))?;
         let squares = geom.squares();
         let all = (1u32 << squares) - 1; // a board has at most 25 squares
@@ -425,11 +546,19 @@ impl Position {
     }
 }
 
-/// What a `Position` is pickled as: player, opponent and hole squares, board side, pieces.
-type PositionParts = (u32, u32, u8, u32, u32);
+/// What a `Position` is pickled as: its root's player, opponent and hole squares, board
+/// side, pieces, and the moves played from the root.
+type PositionParts = (u32, u32, u8, u32, u32, Vec<String>);
 
-/// A board argument: a `Position` of the database's board, or its text.
+/// A board argument: a `Position` of the database's board, its text, or its code (an
+/// integer, as `sample` and `positions` give; any object with `__index__`).
 fn board_arg(py: Python<'_>, geom: &Geometry, obj: &Bound<'_, PyAny>) -> PyResult<Board> {
+    position_arg(py, geom, obj).map(|(b, _)| b)
+}
+
+/// A board argument as [`board_arg`] reads it, and the board before its last move when
+/// it is a `Position` that carries one (made by `play`).
+fn position_arg(py: Python<'_>, geom: &Geometry, obj: &Bound<'_, PyAny>) -> PyResult<(Board, Option<Board>)> {
     if let Ok(p) = obj.cast::<Position>() {
         let p = p.get();
         if (p.geom.side(), p.geom.start_pieces()) != (geom.side(), geom.start_pieces()) {
@@ -448,12 +577,54 @@ fn board_arg(py: Python<'_>, geom: &Geometry, obj: &Bound<'_, PyAny>) -> PyResul
                 ),
             ));
         }
-        return Ok(p.board);
+        return Ok((p.board, p.prev()));
     }
     if let Ok(s) = obj.cast::<PyString>() {
-        return parse_board(geom, s.to_str()?).map_err(|e| to_py(py, e, At::Query));
+        return Ok((parse_board(geom, s.to_str()?).map_err(|e| to_py(py, e, At::Query))?, None));
     }
-    Err(raise(py, "BadBoardError", format!("a board is a Position or a string, not {}", obj.get_type().name()?)))
+    if let Ok(n) = int_value(obj) {
+        let b = match n {
+            Ok(c) => board_of_code(py, c)?,
+            Err(text) => {
+                return Err(raise(py, "BadBoardError", format!("{text} is not a board code (more than 55 bits)")));
+            }
+        };
+        b.validate(geom).map_err(|e| to_py(py, e, At::Query))?;
+        return Ok((b, None));
+    }
+    Err(raise(
+        py,
+        "BadBoardError",
+        format!("a board is a Position, a string or an integer code, not {}", obj.get_type().name()?),
+    ))
+}
+
+/// The node of a board argument and an optional `prev`: the board, and the board before
+/// the last move, from `prev` or from a `Position` that carries its last move. Both
+/// given and different is a `BadBoardError`: which one to believe is the caller's to say.
+fn node_arg(
+    py: Python<'_>,
+    geom: &Geometry,
+    board: &Bound<'_, PyAny>,
+    prev: Option<&Bound<'_, PyAny>>,
+) -> PyResult<(Board, Option<Board>)> {
+    let (b, carried) = position_arg(py, geom, board)?;
+    let given = match prev {
+        Some(p) if !p.is_none() => Some(board_arg(py, geom, p)?),
+        _ => None,
+    };
+    match (carried, given) {
+        (Some(c), Some(g)) if c != g => Err(raise(
+            py,
+            "BadBoardError",
+            format!(
+                "the position carries its last move, played from {}, and prev is {}: give one or the other",
+                format_board(geom, &c),
+                format_board(geom, &g)
+            ),
+        )),
+        (c, g) => Ok((b, g.or(c))),
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -556,7 +727,7 @@ impl Value {
     fn outcome(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         json_to_py(py, &serde_json::to_value(self.a.outcome).expect("an outcome serialises"))
     }
-    /// The value in the published words ("player wins in 7 moves").
+    /// The value in the published words ("player wins in 7 plies").
     #[getter]
     fn text(&self) -> &str {
         &self.a.text
@@ -803,6 +974,172 @@ impl Line {
     }
 }
 
+fn judgement_name(j: Judgement) -> &'static str {
+    match j {
+        Judgement::Kept => "kept",
+        Judgement::WinToDraw => "win-to-draw",
+        Judgement::WinToLoss => "win-to-loss",
+        Judgement::DrawToLoss => "draw-to-loss",
+    }
+}
+
+fn valued_to_py(py: Python<'_>, v: &Valued) -> PyResult<Py<PyAny>> {
+    json_to_py(py, &serde_json::to_value(v).expect("a value serialises"))
+}
+
+/// One ply of a reviewed game (``Database.review``): the move played, the value before
+/// and after it for the side that played it, the best move, and what the move did to
+/// the result.
+#[pyclass(frozen, module = "ostledb", name = "ReviewPly")]
+struct ReviewPly {
+    p: ReviewPlyData,
+}
+
+#[pymethods]
+impl ReviewPly {
+    /// Its number, from 1.
+    #[getter]
+    fn ply(&self) -> u32 {
+        self.p.ply
+    }
+    /// Who played it: 1 the side to move on the start board, 2 the other side.
+    #[getter]
+    fn mover(&self) -> u8 {
+        self.p.mover
+    }
+    /// The board before the move, seen from the side that played it.
+    #[getter]
+    fn board(&self) -> &str {
+        &self.p.board
+    }
+    /// That board's published node index (which of its moves was forbidden).
+    #[getter]
+    fn node_index(&self) -> usize {
+        self.p.node_index
+    }
+    /// The value before the move for the side that played it, as a dict: ``verdict``,
+    /// ``plies``, ``outcome``, ``text``.
+    #[getter]
+    fn before(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        valued_to_py(py, &self.p.before)
+    }
+    /// The value after the move for the side that played it (the move's own value), as
+    /// ``before``.
+    #[getter]
+    fn after(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        valued_to_py(py, &self.p.after)
+    }
+    /// The move played (a ``MoveValue``).
+    #[getter]
+    fn r#move(&self) -> MoveValue {
+        MoveValue { m: self.p.played.clone() }
+    }
+    /// The first best move of the position (a ``MoveValue``: the move ``moves`` lists
+    /// first and ``line`` plays).
+    #[getter]
+    fn best(&self) -> MoveValue {
+        MoveValue { m: self.p.best.clone() }
+    }
+    /// The move played is as good as the best one.
+    #[getter]
+    fn best_played(&self) -> bool {
+        self.p.best_played
+    }
+    /// What the move did to the result: ``"kept"``, ``"win-to-draw"``,
+    /// ``"win-to-loss"`` or ``"draw-to-loss"``.
+    #[getter]
+    fn judgement(&self) -> &'static str {
+        judgement_name(self.p.judgement)
+    }
+    /// It gave a win or a draw away.
+    #[getter]
+    fn blunder(&self) -> bool {
+        self.p.blunder
+    }
+    /// The fields as in the ``plies`` list of ``ostledb review --json``.
+    fn to_dict(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        json_to_py(py, &serde_json::to_value(&self.p).expect("a ply serialises"))
+    }
+    fn __repr__(&self) -> String {
+        format!(
+            "ReviewPly(ply={}, move='{}', judgement='{}', best='{}')",
+            self.p.ply,
+            self.p.played.notation,
+            self.judgement(),
+            self.p.best.notation
+        )
+    }
+}
+
+/// A game reviewed (``Database.review``): a sequence of ``ReviewPly``, one a ply
+/// (``len``, indexing and iteration as for a list), ``blunders`` (how many gave a result
+/// away), ``game_over`` (the last move ended the game) and ``reached``, the value of the
+/// position after the last move (None when the game is over).
+///
+/// >>> db = ostledb.open(DB)
+/// >>> r = db.review("2222-0003-0000-1111", ["b1-up"])
+/// >>> len(r), r[0].judgement, r.blunders, r.reached["verdict"]
+/// (1, 'kept', 0, 'loss')
+#[pyclass(frozen, sequence, module = "ostledb", name = "Review")]
+struct Review {
+    r: ReviewData,
+}
+
+#[pymethods]
+impl Review {
+    /// The start board.
+    #[getter]
+    fn board(&self) -> &str {
+        &self.r.board
+    }
+    /// The plies, as a list.
+    #[getter]
+    fn plies(&self) -> Vec<ReviewPly> {
+        self.r.plies.iter().map(|p| ReviewPly { p: p.clone() }).collect()
+    }
+    /// How many plies gave a win or a draw away.
+    #[getter]
+    fn blunders(&self) -> u32 {
+        self.r.blunders
+    }
+    /// The last move ended the game.
+    #[getter]
+    fn game_over(&self) -> bool {
+        self.r.game_over
+    }
+    /// The position after the last move and its value for the side to move (a dict:
+    /// ``board``, ``node_index``, ``verdict``, ``plies``, ``outcome``, ``text``), or None
+    /// when the last move ended the game.
+    #[getter]
+    fn reached(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        match &self.r.reached {
+            Some(at) => Ok(Some(json_to_py(py, &serde_json::to_value(at).expect("serialises"))?)),
+            None => Ok(None),
+        }
+    }
+    fn __len__(&self) -> usize {
+        self.r.plies.len()
+    }
+    fn __getitem__(&self, i: isize) -> PyResult<ReviewPly> {
+        let n = self.r.plies.len() as isize;
+        let at = if i < 0 { i + n } else { i };
+        if !(0..n).contains(&at) {
+            return Err(pyo3::exceptions::PyIndexError::new_err(format!("ply {i} of a review of {n} plies")));
+        }
+        Ok(ReviewPly { p: self.r.plies[at as usize].clone() })
+    }
+    fn __iter__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        Ok(PyList::new(py, self.plies())?.try_iter()?.into_any().unbind())
+    }
+    /// The object ``ostledb review --json`` prints, as a dict.
+    fn to_dict(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        json_to_py(py, &serde_json::to_value(&self.r).expect("a review serialises"))
+    }
+    fn __repr__(&self) -> String {
+        format!("Review({} plies, {} blunders)", self.r.plies.len(), self.r.blunders)
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // The database.
 
@@ -831,11 +1168,14 @@ impl Database {
             .ok_or_else(|| raise(py, "DatabaseClosedError", format!("the database {} is closed", self.path.display())))
     }
 
-    fn prev_arg(&self, py: Python<'_>, prev: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Board>> {
-        match prev {
-            Some(p) if !p.is_none() => Ok(Some(board_arg(py, self.geom, p)?)),
-            _ => Ok(None),
-        }
+    /// The node of a board argument and `prev` ([`node_arg`]).
+    fn node(
+        &self,
+        py: Python<'_>,
+        board: &Bound<'_, PyAny>,
+        prev: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<(Board, Option<Board>)> {
+        node_arg(py, self.geom, board, prev)
     }
 }
 
@@ -868,29 +1208,34 @@ impl Database {
         self.inner.read().unwrap_or_else(|e| e.into_inner()).is_none()
     }
 
-    /// A board of this database's game from its text: ``Position(board, pieces=...)``
-    /// with the right board size and piece count.
-    fn position(&self, py: Python<'_>, board: &str) -> PyResult<Position> {
-        let b = parse_board(self.geom, board).map_err(|e| to_py(py, e, At::Query))?;
-        Ok(Position::new_in(self.geom, b))
+    /// A board of this database's game from its text or its code: ``Position(board,
+    /// pieces=...)`` with the right board size and piece count.
+    ///
+    /// >>> ostledb.open(DB).position(ostledb.open(DB).position("2222-0003-0000-1111").code)
+    /// Position('2222-0003-0000-1111')
+    fn position(&self, py: Python<'_>, board: &Bound<'_, PyAny>) -> PyResult<Position> {
+        Ok(Position::new_in(self.geom, board_arg(py, self.geom, board)?))
     }
 
-    /// The value of ``board`` (a ``Position`` or its text) for the side to move.
-    /// ``prev`` is the board before the opponent's last move, seen from the opponent: it
-    /// forbids the move that would undo that move, which can change the value.
+    /// The value of ``board`` for the side to move. ``board`` is a ``Position``, its text
+    /// or its code (an integer, as ``sample`` gives). ``prev`` is the board before the
+    /// opponent's last move, seen from the opponent: it forbids the move that would undo
+    /// that move, which can change the value. A ``Position`` made by ``play`` carries its
+    /// last move and needs no ``prev``: ``probe(Position(B).play(m))`` is ``ostledb query
+    /// B --play m``.
     ///
     /// Raises ``BadBoardError`` for a malformed or impossible board (or a ``prev`` that
-    /// does not lead to it), ``MissingPhaseError`` for a phase the database lacks and
+    /// does not lead to it, or one that differs from the last move the position
+    /// carries), ``MissingPhaseError`` for a phase the database lacks and
     /// ``CorruptDatabaseError`` for a damaged file.
     ///
     /// >>> v = ostledb.open(DB).probe("2222-0003-0000-1111")
     /// >>> v.verdict, v.plies, v.text, v.score
-    /// ('win', 23, 'player wins in 23 moves', 23)
+    /// ('win', 23, 'player wins in 23 plies', 23)
     #[pyo3(signature = (board, prev = None))]
     fn probe(&self, py: Python<'_>, board: &Bound<'_, PyAny>, prev: Option<&Bound<'_, PyAny>>) -> PyResult<Value> {
         let db = self.db(py)?;
-        let b = board_arg(py, self.geom, board)?;
-        let p = self.prev_arg(py, prev)?;
+        let (b, p) = self.node(py, board, prev)?;
         let a = py.detach(move || db.summary(&b, p.as_ref())).map_err(|e| to_py(py, e, At::Query))?;
         Ok(Value { a })
     }
@@ -909,8 +1254,7 @@ impl Database {
         default: Option<Py<PyAny>>,
     ) -> PyResult<Py<PyAny>> {
         let db = self.db(py)?;
-        let b = board_arg(py, self.geom, board)?;
-        let p = self.prev_arg(py, prev)?;
+        let (b, p) = self.node(py, board, prev)?;
         match py.detach(move || db.summary(&b, p.as_ref())) {
             Ok(a) => Ok(Bound::new(py, Value { a })?.into_any().unbind()),
             Err(Error::MissingDatabase { .. }) => Ok(default.unwrap_or_else(|| py.None())),
@@ -918,9 +1262,11 @@ impl Database {
         }
     }
 
-    /// Every move of ``board`` with its value for the side that plays it, best first
-    /// (ties in move-list order); with ``prev``, the forbidden move is listed in its
-    /// place with ``forbidden`` set.
+    /// Every move of ``board`` with its value for the side that plays it: the playable
+    /// moves best first (ties in move-list order), then the forbidden move (with
+    /// ``prev``, or a ``Position`` that carries its last move) last, with ``forbidden``
+    /// set. So ``moves(...)[0]`` is always a best move that can be played, unless the
+    /// forbidden move is the only one.
     ///
     /// >>> [(m.move, m.verdict, m.plies) for m in ostledb.open(DB).moves("2222-0003-0000-1111")[:3]]
     /// [('b1-up', 'win', 23), ('c1-up', 'win', 29), ('a1-up', 'loss', 28)]
@@ -932,8 +1278,7 @@ impl Database {
         prev: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Vec<MoveValue>> {
         let db = self.db(py)?;
-        let b = board_arg(py, self.geom, board)?;
-        let p = self.prev_arg(py, prev)?;
+        let (b, p) = self.node(py, board, prev)?;
         let a = py.detach(move || db.analyse(&b, p.as_ref())).map_err(|e| to_py(py, e, At::Query))?;
         Ok(a.moves.into_iter().map(|m| MoveValue { m }).collect())
     }
@@ -942,12 +1287,16 @@ impl Database {
     /// best allowed move until the game ends, or, for a draw, until the line comes back
     /// to a position (with its forbidden move) it has passed, from where it would repeat
     /// for ever; ``max_plies`` plies at most, from 1 to ``ostledb.MAX_LINE_PLIES``
-    /// (``OutOfRangeError`` otherwise). ``line.end`` says how it ended.
+    /// (``OutOfRangeError`` otherwise), by default ``ostledb.DEFAULT_LINE_PLIES`` (40, as
+    /// ``query --line`` and the API's ``/line``). ``line.end`` says how it ended.
     ///
     /// >>> line = ostledb.open(DB).line("2222-0003-0000-1111")
     /// >>> len(line), line[0].move.move, line[-1].plies, line.end
     /// (23, 'b1-up', 1, 'game-over')
-    #[pyo3(signature = (board, prev = None, max_plies = 200))]
+    #[pyo3(
+        signature = (board, prev = None, max_plies = DEFAULT_LINE_PLIES),
+        text_signature = "($self, board, prev=None, max_plies=40)"
+    )]
     fn line(
         &self,
         py: Python<'_>,
@@ -956,16 +1305,16 @@ impl Database {
         #[pyo3(from_py_with = max_plies_arg)] max_plies: u32,
     ) -> PyResult<Line> {
         let db = self.db(py)?;
-        let b = board_arg(py, self.geom, board)?;
-        let p = self.prev_arg(py, prev)?;
+        let (b, p) = self.node(py, board, prev)?;
         let line = py.detach(move || db.line(&b, p.as_ref(), max_plies)).map_err(|e| to_py(py, e, At::Query))?;
         Ok(Line { steps: line.steps, end: line.end })
     }
 
-    /// What ``ostledb query --json`` prints for ``board`` (text), as a dict: the value,
-    /// every move, and with ``line`` the principal variation of that many plies at most
-    /// (1 to ``ostledb.MAX_LINE_PLIES``) and ``line_end``, how it ended. ``play`` is a
-    /// list of moves played from ``board`` first.
+    /// What ``ostledb query --json`` prints for ``board`` (a ``Position``, its text or its
+    /// code), as a dict: the value, every move, and with ``line`` the principal
+    /// variation of that many plies at most (1 to ``ostledb.MAX_LINE_PLIES``) and
+    /// ``line_end``, how it ended. ``play`` is a list of moves played from ``board``
+    /// first.
     ///
     /// >>> d = ostledb.open(DB).query("2222-0003-0000-1111", line=5)
     /// >>> d["verdict"], d["moves"][0]["move"], len(d["line"]), d["line_end"]
@@ -974,8 +1323,8 @@ impl Database {
     fn query(
         &self,
         py: Python<'_>,
-        board: &str,
-        prev: Option<&str>,
+        board: &Bound<'_, PyAny>,
+        prev: Option<&Bound<'_, PyAny>>,
         play: Option<Vec<String>>,
         line: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
@@ -984,22 +1333,103 @@ impl Database {
             _ => None,
         };
         let db = self.db(py)?;
-        let (board, prev, play) = (board.to_string(), prev.map(str::to_string), play.unwrap_or_default());
+        // A string is handed to the library as it is (its errors as `query` words them);
+        // a Position or a code is written out first.
+        let text = |obj: &Bound<'_, PyAny>| -> PyResult<(String, Option<String>)> {
+            if let Ok(s) = obj.cast::<PyString>() {
+                return Ok((s.to_str()?.to_string(), None));
+            }
+            let (b, p) = position_arg(py, self.geom, obj)?;
+            Ok((format_board(self.geom, &b), p.map(|p| format_board(self.geom, &p))))
+        };
+        let (board, carried) = text(board)?;
+        let given = match prev {
+            Some(p) if !p.is_none() => Some(text(p)?.0),
+            _ => None,
+        };
+        if let (Some(c), Some(g)) = (&carried, &given)
+            && parse_board(self.geom, c).ok() != parse_board(self.geom, g).ok()
+        {
+            return Err(raise(
+                py,
+                "BadBoardError",
+                format!("the position carries its last move, played from {c}, and prev is {g}: give one or the other"),
+            ));
+        }
+        let (prev, play) = (given.or(carried), play.unwrap_or_default());
         let r = py
             .detach(move || answer(&db, &board, prev.as_deref(), "prev", &play, line))
             .map_err(|e| to_py(py, e, At::Query))?;
         json_to_py(py, &serde_json::to_value(&r).expect("a report serialises"))
     }
 
+    /// Review a game: ``moves`` (a list, in the notation of ``ostledb query``) played in
+    /// turn from ``board`` (a ``Position``, its text or its code; ``prev`` or the last
+    /// move the position carries decides the first ply's forbidden move). Without
+    /// ``moves``, the moves a ``Position`` carries are reviewed from its ``root``. Each
+    /// ply is marked by what it did to the result of the side that played it, with the
+    /// value before and after it and the best move: ``ostledb review`` and the API's
+    /// ``/review`` give the same. At most ``MAX_LINE_PLIES`` moves
+    /// (``OutOfRangeError``); a move that is not a move of its board, the forbidden one,
+    /// or one after the game ended is a ``BadMoveError``.
+    ///
+    /// >>> db = ostledb.open(DB)
+    /// >>> start = db.position("2222-0003-0000-1111")
+    /// >>> r = db.review(start.play("a1-up").play("b4-down"))
+    /// >>> [(p.move.move, p.judgement, p.best.move) for p in r]
+    /// [('a1-up', 'win-to-loss', 'b1-up'), ('b4-down', 'kept', 'b4-down')]
+    #[pyo3(signature = (board, moves = None, prev = None))]
+    fn review(
+        &self,
+        py: Python<'_>,
+        board: &Bound<'_, PyAny>,
+        moves: Option<Vec<String>>,
+        prev: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Review> {
+        let db = self.db(py)?;
+        let (b, p, moves) = match moves {
+            Some(m) => {
+                let (b, p) = self.node(py, board, prev)?;
+                (b, p, m)
+            }
+            None => {
+                let Ok(pos) = board.cast::<Position>() else {
+                    return Err(PyTypeError::new_err(
+                        "review takes a list of moves, or a Position made by play (whose moves are reviewed from its root)",
+                    ));
+                };
+                let pos = pos.get();
+                let root = pos.root_position();
+                let (b, p) = self.node(py, Bound::new(py, root)?.as_any(), prev)?;
+                (b, p, pos.stack())
+            }
+        };
+        check_moves_count("the game", moves.len()).map_err(|e| to_py(py, e, At::Query))?;
+        let r = py.detach(move || db.review(&b, p.as_ref(), &moves)).map_err(|e| {
+            // The errors of a move of the list (`move 3 ...`, or its notation `... (in
+            // move 3)`) are the moves' fault, not the board's.
+            let of_move = match &e {
+                Error::InvalidArgument(m) => m.starts_with("move "),
+                Error::Notation(n) => n.reason.contains("(in move "),
+                _ => false,
+            };
+            if of_move { raise(py, "BadMoveError", e.to_string()) } else { to_py(py, e, At::Query) }
+        })?;
+        Ok(Review { r })
+    }
+
     /// The values of many boards at once, nothing forbidden: ``boards`` is a numpy array
     /// (or any buffer) of board codes, of any integer type and byte order whose values
     /// are codes (a float array is a ``TypeError``), or a list of codes, strings or
-    /// ``Position``s. The answer is the signed plies of each (+n: the side to move wins
-    /// in n plies, -n: it loses in n, 0: a draw), as a numpy int32 array for an array
-    /// and a list for a list. Runs in parallel without the GIL, 65,536 boards at a time,
-    /// each value block read once for all the boards of a batch in it; takes about 20
-    /// bytes a board besides the input (``OutOfMemoryError`` when this process cannot
-    /// have that). Raises for the first board that fails, naming its index.
+    /// ``Position``s (not one made by ``play``, whose last move forbids a move: that is
+    /// a ``BadBoardError``). The answer is the signed plies of each (+n: the side to
+    /// move wins in n plies, -n: it loses in n, 0: a draw), as a numpy int32 array of
+    /// the input's shape for an array and a list for a list. Runs in parallel without
+    /// the GIL, 65,536 boards at a time, each value block read once for all the boards
+    /// of a batch in it; takes about 20 bytes a board besides the input
+    /// (``OutOfMemoryError`` when this process cannot have that). Raises for the first
+    /// board that fails, naming its index (in C order, for an array of several
+    /// dimensions).
     ///
     /// >>> db = ostledb.open(DB)
     /// >>> db.probe_many(["2222-0003-0000-1111", "2220-0003-0000-1110"])
@@ -1007,9 +1437,11 @@ impl Database {
     /// >>> import numpy
     /// >>> db.probe_many(numpy.array([db.position("2222-0003-0000-1111").code], dtype=">u8"))
     /// array([23], dtype=int32)
+    /// >>> db.probe_many(db.sample((4, 4), 6).reshape(2, 3)).shape
+    /// (2, 3)
     fn probe_many(&self, py: Python<'_>, boards: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let db = self.db(py)?;
-        let (list, as_array) = many_boards(py, self.geom, boards)?;
+        let (list, shape) = many_boards(py, self.geom, boards)?;
         let mut out: Vec<i32> = Vec::new();
         out.try_reserve_exact(list.len())
             .map_err(|_| memory_error(py, "the answers", list.len() as u64, 4, "boards"))?;
@@ -1026,8 +1458,8 @@ impl Database {
                 }
             }
         }
-        if as_array {
-            return numpy_array(py, &out, "int32");
+        if let Some(shape) = shape {
+            return numpy_array_shaped(py, &out, &shape, "int32");
         }
         Ok(PyList::new(py, out)?.into_any().unbind())
     }
@@ -1169,8 +1601,19 @@ fn memory_error(py: Python<'_>, what: &str, n: u64, each: u64, unit: &str) -> Py
 /// A new one-dimensional numpy array of `dtype` (a native integer type of the size of
 /// `T`) holding `values`, written into it through the buffer protocol.
 fn numpy_array<T: pyo3::buffer::Element>(py: Python<'_>, values: &[T], dtype: &str) -> PyResult<Py<PyAny>> {
+    numpy_array_shaped(py, values, &[values.len()], dtype)
+}
+
+/// [`numpy_array`] of shape `shape` (whose sizes multiply to `values.len()`), filled in
+/// C order.
+fn numpy_array_shaped<T: pyo3::buffer::Element>(
+    py: Python<'_>,
+    values: &[T],
+    shape: &[usize],
+    dtype: &str,
+) -> PyResult<Py<PyAny>> {
     let np = py.import("numpy")?;
-    let a = np.getattr("empty")?.call1((values.len(), dtype))?;
+    let a = np.getattr("empty")?.call1((shape.to_vec(), dtype))?;
     PyBuffer::<T>::get(&a)?.copy_from_slice(py, values)?;
     Ok(a.unbind())
 }
@@ -1305,11 +1748,12 @@ fn buffer_boards(py: Python<'_>, buf: &PyUntypedBuffer) -> PyResult<Vec<Board>> 
     Ok(out)
 }
 
-/// The boards of a `probe_many` call, and whether the answer is an array: a buffer of
-/// integer codes (a numpy array), or a sequence of codes, texts or Positions.
-fn many_boards(py: Python<'_>, geom: &Geometry, obj: &Bound<'_, PyAny>) -> PyResult<(Vec<Board>, bool)> {
+/// The boards of a `probe_many` call, and the shape of the array to answer with: a
+/// buffer of integer codes (a numpy array, answered in its shape), or a sequence of
+/// codes, texts or Positions (answered as a list: `None`).
+fn many_boards(py: Python<'_>, geom: &Geometry, obj: &Bound<'_, PyAny>) -> PyResult<(Vec<Board>, Option<Vec<usize>>)> {
     if let Ok(buf) = PyUntypedBuffer::get(obj) {
-        return Ok((buffer_boards(py, &buf)?, true));
+        return Ok((buffer_boards(py, &buf)?, Some(buf.shape().to_vec())));
     }
     if obj.hasattr("__array_interface__")? {
         return Err(PyTypeError::new_err("an array of board codes must give its items through the buffer protocol"));
@@ -1325,11 +1769,18 @@ fn many_boards(py: Python<'_>, geom: &Geometry, obj: &Bound<'_, PyAny>) -> PyRes
         let b = match int_value(&item) {
             Ok(Ok(c)) => board_of_code(py, c),
             Ok(Err(text)) => Err(raise(py, "BadBoardError", format!("{text} is not a board code (more than 55 bits)"))),
-            Err(_) => board_arg(py, geom, &item),
+            Err(_) => match position_arg(py, geom, &item) {
+                Ok((_, Some(_))) => Err(raise(
+                    py,
+                    "BadBoardError",
+                    "a Position that carries its last move: probe_many values boards with nothing forbidden; use probe for it, or give its .board".to_string(),
+                )),
+                r => r.map(|(b, _)| b),
+            },
         };
         out.push(b.map_err(|e| at_board(py, i, e))?);
     }
-    Ok((out, false))
+    Ok((out, None))
 }
 
 /// Open the database in directory ``path``.
@@ -1381,7 +1832,7 @@ fn open(
 /// >>> path = os.path.join(tempfile.mkdtemp(), "three.db")
 /// >>> ostledb.solve(path, side=3)
 /// >>> ostledb.open(path).probe("222-030-111").text
-/// 'player wins in 17 moves'
+/// 'player wins in 17 plies'
 #[pyfunction]
 #[pyo3(signature = (path, *, side, pieces = None, max_pieces = None, level = None))]
 fn solve(
@@ -1439,9 +1890,12 @@ fn _ostledb(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<MoveValue>()?;
     m.add_class::<LineStep>()?;
     m.add_class::<Line>()?;
+    m.add_class::<Review>()?;
+    m.add_class::<ReviewPly>()?;
     m.add_function(wrap_pyfunction!(open, m)?)?;
     m.add_function(wrap_pyfunction!(solve, m)?)?;
     m.add("LIBRARY_VERSION", env!("CARGO_PKG_VERSION"))?;
     m.add("MAX_LINE_PLIES", MAX_LINE_PLIES)?;
+    m.add("DEFAULT_LINE_PLIES", DEFAULT_LINE_PLIES)?;
     Ok(())
 }

@@ -43,7 +43,7 @@ def test_query_with_prev_and_line_equals_the_cli(cli, db44_path):
     with ostledb.open(db44_path) as db:
         for b in boards:
             p = db.position(b)
-            child = next((p.play(m) for m in p.moves() if not p.play(m).is_game_over()), None)
+            child = next((p.play(m) for m in p.moves() if not p.play(m).is_game_over), None)
             if child is not None:
                 lines.append((child.board, b))
         want = cli_answers(cli, db44_path, [f"{c},{b}" for c, b in lines], "--line", "--max-plies", "30")

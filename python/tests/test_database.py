@@ -54,7 +54,7 @@ def test_probe_agrees_with_the_best_move(db44, boards44):
             assert all(m.verdict == "loss" for m in moves) and best[0].plies == v.plies
         else:
             assert v.verdict == "draw" and best[0].verdict == "draw" and v.plies is None
-        assert v.checkmate == (v.verdict == "immediate-win") == ostledb.Position(b, 4).is_immediate_win()
+        assert v.checkmate == (v.verdict == "immediate-win") == ostledb.Position(b, 4).is_immediate_win
         assert v.wdl == {"win": 1, "immediate-win": 1, "draw": 0, "loss": -1}[v.verdict]
         assert v.score == (v.wdl * v.plies if v.plies else 0)
 
@@ -76,7 +76,7 @@ def test_prev_forbids_the_undo(db44, boards44):
         pos = db44.position(b)
         for m in pos.moves():
             child = pos.play(m)
-            if child.is_game_over():
+            if child.is_game_over:
                 continue
             undo = child.forbidden_move(pos)
             if undo is None:
@@ -207,7 +207,7 @@ def test_sample_draws_canonical_positions_of_the_phase(db44):
     assert (codes == db44.sample((4, 3), 2000, seed=4)).all()
     assert not (codes == db44.sample((4, 3), 2000, seed=5)).all()
     positions = [ostledb.Position.from_code(int(c), side=4) for c in codes[:300]]
-    assert all(p.phase == (4, 3) and p.canonical() == p for p in positions)
+    assert all(p.phase == (4, 3) and p.canonical == p for p in positions)
     assert len(set(codes.tolist())) > 1500
     assert db44.probe_many(codes).tolist() == [db44.probe(p).score for p in positions] + db44.probe_many(codes[300:]).tolist()
     with pytest.raises(ostledb.MissingPhaseError, match="holds"):

@@ -89,20 +89,20 @@ def test_a_capture_that_ends_the_game_gives_a_finished_board():
         for q in frontier:
             for m in q.moves():
                 c = q.play(m)
-                if c.is_game_over():
+                if c.is_game_over:
                     finished.append(c)
-                elif c.canonical() not in seen:
-                    seen.add(c.canonical())
+                elif c.canonical not in seen:
+                    seen.add(c.canonical)
                     nxt.append(c)
         frontier = nxt
     assert finished
     c = finished[0]
     with pytest.raises(BadBoardError, match="over"):
         c.moves()
-    assert not c.is_immediate_win()
+    assert not c.is_immediate_win
     # A finished board pickles too (the notation parser would refuse its text).
     back = pickle.loads(pickle.dumps(c))
-    assert back == c and back.is_game_over() and back.board == c.board
+    assert back == c and back.is_game_over and back.board == c.board
     with pytest.raises(BadBoardError):
         Position._from_parts(0b11, 0b11, 4, 3, 3)
 
@@ -111,9 +111,9 @@ def test_symmetric_boards_share_a_canonical_form():
     b = "21000-00200-10300-00010-22011"
     p, q = Position(b), Position(mirror(b))
     assert p != q
-    assert p.canonical() == q.canonical()
-    assert p.canonical_code == q.canonical_code == p.canonical().code
-    assert p.canonical().canonical() == p.canonical()
+    assert p.canonical == q.canonical
+    assert p.canonical_code == q.canonical_code == p.canonical.code
+    assert p.canonical.canonical == p.canonical
     assert len(p.base64) > 0
 
 

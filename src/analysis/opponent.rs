@@ -9,22 +9,25 @@
 use crate::analysis::query::{Analysis, MoveLine, Verdict};
 use crate::error::Error;
 
-/// How well the computer plays.
+/// How well the computer plays. Every level but `random` keeps a won result (it only
+/// ever plays a winning move from a won position) and, when lost, resists longest (a
+/// move with the longest loss); the levels differ in how fast they win and in how they
+/// play a drawn position, where the weaker ones may give the draw away.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Level {
     /// The first best move: the fastest win, the slowest loss, a draw kept a draw (the
     /// move the principal variation plays).
     Perfect,
-    /// Never gives a result away: wins by a fastest route, keeps a draw a draw with any
-    /// drawing move, and when lost plays any losing move that does not lose at once
-    /// (chosen at random), so a person who is winning must still find the win.
+    /// A best move chosen at random among the best: a fastest win, a longest loss; a
+    /// draw kept a draw with any drawing move.
     Strong,
-    /// Plays as `strong`, but one move in three is a random allowed move (not one that
-    /// loses at once, when another exists).
+    /// As `strong`, but one move in three is chosen at random among the moves that keep
+    /// a win (when won), or among all allowed moves but those that lose at once (when
+    /// drawn: it may give the draw away). When lost it resists longest, as `strong`.
     Medium,
-    /// As `medium`, with two moves in three random.
+    /// As `medium`, with two moves in three chosen at random.
     Easy,
-    /// Any allowed move, each as likely.
+    /// Any allowed move, each as likely: it may throw a win away and lose at once.
     Random,
 }
 
@@ -100,6 +103,9 @@ fn loses_at_once(m: &MoveLine) -> bool {
 
 /// The move the computer plays at `level` in the analysed position `a`, with the
 /// generator seeded by `seed` and the position (`None` when no move is allowed).
+///
+/// From a won position every level but `random` plays a winning move; from a lost one
+/// it plays a move of the longest loss (the best moves, as `a` marks them).
 pub fn choose(a: &Analysis, level: Level, seed: u64) -> Option<&MoveLine> {
     let allowed: Vec<&MoveLine> = a.moves.iter().filter(|m| !m.forbidden).collect();
     let best = *allowed.iter().find(|m| m.best)?;
@@ -107,14 +113,25 @@ pub fn choose(a: &Analysis, level: Level, seed: u64) -> Option<&MoveLine> {
     if level == Level::Perfect {
         return Some(best);
     }
+    let outcome = class(best);
     if rng.next() % 3 < level.random_in_three() {
-        let sane: Vec<&MoveLine> = allowed.iter().copied().filter(|m| !loses_at_once(m)).collect();
-        return Some(rng.pick(if sane.is_empty() { &allowed } else { &sane }));
+        let pool: Vec<&MoveLine> = match (level, outcome) {
+            (Level::Random, _) => allowed.clone(),
+            // A win is kept: any winning move, the slower ones too.
+            (_, 2) => allowed.iter().copied().filter(|m| class(m) == 2).collect(),
+            // A draw may be given away, but not by a move that loses at once.
+            (_, 1) => allowed.iter().copied().filter(|m| !loses_at_once(m)).collect(),
+            // Lost: resist longest, below.
+            _ => Vec::new(),
+        };
+        if !pool.is_empty() {
+            return Some(rng.pick(&pool));
+        }
     }
-    // As strong: the best move's class; a win only by a fastest move, a loss not at once.
-    let pool: Vec<&MoveLine> = match class(best) {
-        2 => allowed.iter().copied().filter(|m| m.best).collect(),
-        c => allowed.iter().copied().filter(|m| class(m) == c && !(c == 0 && loses_at_once(m))).collect(),
+    // A best move: a fastest win, a longest loss; in a draw, any drawing move.
+    let pool: Vec<&MoveLine> = match outcome {
+        1 => allowed.iter().copied().filter(|m| class(m) == 1).collect(),
+        _ => allowed.iter().copied().filter(|m| m.best).collect(),
     };
     Some(if pool.is_empty() { best } else { rng.pick(&pool) })
 }
@@ -142,5 +159,72 @@ mod tests {
             seen[*rng.pick(&refs) as usize] = true;
         }
         assert_eq!(seen, [true; 4]);
+    }
+
+    /// Every level but `random` keeps a won result and, lost, plays a longest loss; strong
+    /// keeps a draw a draw. Over every node reached from the start of the committed 3x3
+    /// database (a breadth-first walk), with several seeds each.
+    #[test]
+    fn every_level_but_random_keeps_a_win_and_resists_longest_when_lost() {
+        use crate::game::Position;
+        use crate::game::notation::parse_board;
+        use std::collections::{HashSet, VecDeque};
+        let db = crate::store::Database::open(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/golden-v2")).unwrap();
+        let g = db.geometry().clone();
+        let start = Position::initial(&g);
+        let mut seen: HashSet<(Position, Option<Position>)> = HashSet::new();
+        let mut queue = VecDeque::from([(start, None::<Position>)]);
+        let (mut won, mut lost, mut drawn, mut won_with_a_losing_move, mut lost_with_a_quicker_loss) = (0, 0, 0, 0, 0);
+        while let Some((pos, prev)) = queue.pop_front() {
+            if !seen.insert((pos, prev)) || seen.len() > 20_000 {
+                continue;
+            }
+            let a = db.analyse(&pos, prev.as_ref()).unwrap();
+            let allowed: Vec<&MoveLine> = a.moves.iter().filter(|m| !m.forbidden).collect();
+            let Some(best) = allowed.iter().find(|m| m.best) else { continue };
+            match class(best) {
+                2 => won += 1,
+                1 => drawn += 1,
+                _ => lost += 1,
+            }
+            won_with_a_losing_move += usize::from(class(best) == 2 && allowed.iter().any(|m| class(m) < 2));
+            lost_with_a_quicker_loss +=
+                usize::from(class(best) == 0 && allowed.iter().any(|m| m.outcome != best.outcome));
+            for level in [Level::Perfect, Level::Strong, Level::Medium, Level::Easy] {
+                for seed in 0..12 {
+                    let m = choose(&a, level, seed).unwrap();
+                    assert!(!m.forbidden, "{}: {level:?} played the forbidden move", a.board);
+                    match class(best) {
+                        2 => assert_eq!(
+                            class(m),
+                            2,
+                            "{}: {level:?} (seed {seed}) threw a win away with {}",
+                            a.board,
+                            m.notation
+                        ),
+                        0 => assert_eq!(
+                            m.outcome, best.outcome,
+                            "{}: {level:?} (seed {seed}) lost faster than it must with {}",
+                            a.board, m.notation
+                        ),
+                        _ if level == Level::Strong => {
+                            assert_eq!(class(m), 1, "{}: strong gave a draw away with {}", a.board, m.notation)
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            for m in allowed {
+                if m.plies != Some(1) {
+                    queue.push_back((parse_board(&g, &m.child).unwrap(), Some(pos)));
+                }
+            }
+        }
+        // The walk met what the levels are tested on.
+        assert!(won > 100 && lost > 100 && drawn > 0, "{won} won, {lost} lost, {drawn} drawn");
+        assert!(
+            won_with_a_losing_move > 0 && lost_with_a_quicker_loss > 0,
+            "{won_with_a_losing_move} {lost_with_a_quicker_loss}"
+        );
     }
 }

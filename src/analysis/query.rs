@@ -1,5 +1,5 @@
 //! What a person asks of a position: its verdict in the published terms, every move with
-//! its outcome (best first, the forbidden one marked), and the principal variation.
+//! its outcome (best first, the forbidden one last and marked), and the principal variation.
 
 use serde::Serialize;
 
@@ -16,7 +16,7 @@ use crate::store::Database;
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
     /// The side to move can capture the opponent's second-to-last piece at once
-    /// ("checkmate, wins in one move").
+    /// ("checkmate, wins in 1 ply").
     ImmediateWin,
     /// The side to move wins.
     Win,
@@ -38,9 +38,10 @@ impl Verdict {
     }
 }
 
-/// The published wording of a node's value.
+/// A node's value in words: the published tool's wording ("checkmate", "player wins in
+/// N ..."), with its "moves" said as what they are, plies (issue 63).
 pub fn published_text(checkmate: bool, o: Outcome) -> String {
-    if checkmate { "checkmate, wins in one move".to_string() } else { o.describe() }
+    if checkmate { "checkmate, wins in 1 ply".to_string() } else { o.describe() }
 }
 
 /// One move of an analysed position.
@@ -102,8 +103,9 @@ pub struct Analysis {
     /// search is stored with the database (absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub from_start: Option<FromStart>,
-    /// Every legal move, best first (ties in move-list order); the forbidden one is
-    /// listed in its place with `forbidden` set.
+    /// Every legal move: the playable ones best first (ties in move-list order), then
+    /// the forbidden one, if any, last, with `forbidden` set. The first entry is a move
+    /// that can be played unless the forbidden move is the only one.
     pub moves: Vec<MoveLine>,
     /// The position.
     #[serde(skip)]
@@ -156,7 +158,20 @@ impl Database {
         let g = self.geometry();
         let (canon, k, j) = (node.canon, node.symmetry, node.j);
         let forbidden_canon = (j > 0).then(|| moves(g, &canon)[j - 1]);
-        let allowed = |mv| forbidden_canon != Some(transform_move(g, k, mv));
+        // The node forbids move j of the canonical form: the first that reaches an image
+        // of the previous board. On a symmetric board that can be the image of another
+        // move than the exact undo, which the rules forbid and `play_moves` refuses; both
+        // reach images of the previous board, so they are worth the same, and the exact
+        // undo is the one marked, so that the list's playable moves are the ones the
+        // rules let be played (issue 63).
+        let undo = match prev {
+            Some(p) if j > 0 => forbidden_move(g, board, p)?,
+            _ => None,
+        };
+        let allowed = |mv| match undo {
+            Some(u) => mv != u,
+            None => forbidden_canon != Some(transform_move(g, k, mv)),
+        };
         let mut list: Vec<MoveLine> = self
             .moves(board)?
             .into_iter()
@@ -177,17 +192,22 @@ impl Database {
                 }
             })
             .collect();
-        // Best first: a stable sort keeps move-list order among equal values.
+        // The one place the order of a move list is made (`query`, the API and Python
+        // all show this list): the playable moves best first, a stable sort keeping
+        // move-list order among equal values, and the forbidden move last, so that the
+        // first entry is always a move that can be played (issue 63).
         list.sort_by(|a, b| {
-            if a.outcome.better_than(b.outcome) {
-                std::cmp::Ordering::Less
-            } else if b.outcome.better_than(a.outcome) {
-                std::cmp::Ordering::Greater
-            } else {
-                std::cmp::Ordering::Equal
-            }
+            a.forbidden.cmp(&b.forbidden).then_with(|| {
+                if a.outcome.better_than(b.outcome) {
+                    std::cmp::Ordering::Less
+                } else if b.outcome.better_than(a.outcome) {
+                    std::cmp::Ordering::Greater
+                } else {
+                    std::cmp::Ordering::Equal
+                }
+            })
         });
-        let best = list.iter().find(|m| !m.forbidden).map(|m| m.outcome);
+        let best = list.first().filter(|m| !m.forbidden).map(|m| m.outcome);
         for m in &mut list {
             m.best = !m.forbidden && Some(m.outcome) == best;
         }
@@ -302,6 +322,11 @@ impl Database {
 /// node's analysis and about 0.5 KB of steps: unbounded, `max_plies` = 2^31 filled
 /// memory (issue 61).
 pub const MAX_LINE_PLIES: u32 = 1000;
+
+/// The length of a principal variation when none is asked for: `query --max-plies`, the
+/// HTTP API's `max_plies` and Python's `Database.line` all default to it. Longer than
+/// most decided lines of the game, short enough to read on a screen.
+pub const DEFAULT_LINE_PLIES: u32 = 40;
 
 /// Refuse a line length outside 1..=[`MAX_LINE_PLIES`]; `what` names the argument as
 /// the caller wrote it (`max_plies`, `--max-plies`, `line`).
@@ -439,26 +464,69 @@ pub fn play_moves(
     let mut pos = *board;
     let mut prev = prev.copied();
     for (n, text) in list.iter().enumerate() {
-        let at = |why: String| Error::InvalidArgument(format!("move {} `{text}`: {why}", n + 1));
-        let mv = crate::game::notation::parse_move(g, text)?;
-        if !moves(g, &pos).contains(&mv) {
-            let legal: Vec<String> = moves(g, &pos).iter().map(|m| format_move(g, *m)).collect();
-            return Err(at(format!("not a move of {}; its moves are {}", format_board(g, &pos), legal.join(", "))));
-        }
-        if let Some(p) = prev
-            && forbidden_move(g, &pos, &p)? == Some(mv)
-        {
-            return Err(at("forbidden: it would undo the opponent's last move".into()));
-        }
-        let r = play(g, &pos, mv).expect("listed moves are legal");
-        if ends_game(g, &r.child) {
+        let (_, child) = play_checked(g, &pos, prev.as_ref(), n, text)?;
+        if ends_game(g, &child) {
+            let at = |why: &str| Error::InvalidArgument(format!("move {} `{text}`: {why}", n + 1));
             if n + 1 < list.len() {
-                return Err(at("it ends the game, so no move can follow it".into()));
+                return Err(at("it ends the game, so no move can follow it"));
             }
-            return Err(at("it ends the game; there is no position after it to query".into()));
+            return Err(at("it ends the game; there is no position after it to query"));
         }
         prev = Some(pos);
-        pos = r.child;
+        pos = child;
     }
     Ok((pos, prev))
+}
+
+/// Move `n` (0-based) of a list, `text`, played from `pos` (whose previous board is
+/// `prev`): the move and the board it leads to, or the error every front end gives for
+/// it (not written right, not a move of the board, forbidden). Whether the game goes on
+/// after it is the caller's question.
+pub fn play_checked(
+    g: &Geometry,
+    pos: &Position,
+    prev: Option<&Position>,
+    n: usize,
+    text: &str,
+) -> Result<(Move, Position), Error> {
+    let at = |why: String| Error::InvalidArgument(format!("move {} `{text}`: {why}", n + 1));
+    let mv = crate::game::notation::parse_move(g, text).map_err(|e| e.in_context(&format!("move {}", n + 1)))?;
+    if !moves(g, pos).contains(&mv) {
+        let legal: Vec<String> = moves(g, pos).iter().map(|m| format_move(g, *m)).collect();
+        return Err(at(format!("not a move of {}; its moves are {}", format_board(g, pos), legal.join(", "))));
+    }
+    if let Some(p) = prev
+        && forbidden_move(g, pos, p)? == Some(mv)
+    {
+        return Err(at("forbidden: it would undo the opponent's last move".into()));
+    }
+    let r = play(g, pos, mv).expect("listed moves are legal");
+    Ok((mv, r.child))
+}
+
+/// The moves of a list as `query --play` takes them and the API's `moves` parameter
+/// carries them: comma separated (`c1-up,hole-left`); an empty text is no moves. More
+/// than [`MAX_LINE_PLIES`] moves are refused ([`Error::OutOfRange`], naming `what`): a
+/// game to review or replay is bounded as a line is.
+pub fn split_moves(what: &str, text: &str) -> Result<Vec<String>, Error> {
+    if text.is_empty() {
+        return Ok(Vec::new());
+    }
+    let list: Vec<String> = text.split(',').map(str::to_string).collect();
+    check_moves_count(what, list.len())?;
+    Ok(list)
+}
+
+/// Refuse a list of more than [`MAX_LINE_PLIES`] moves (`what` names it).
+pub fn check_moves_count(what: &str, n: usize) -> Result<(), Error> {
+    if n <= MAX_LINE_PLIES as usize {
+        return Ok(());
+    }
+    Err(Error::OutOfRange {
+        what: format!("the number of moves in {what}"),
+        given: n.to_string(),
+        min: 0,
+        max: MAX_LINE_PLIES as u64,
+        why: "MAX_LINE_PLIES: a game given move by move is bounded as a line is".to_string(),
+    })
 }

@@ -16,6 +16,7 @@ pub mod positions;
 pub mod progress;
 pub mod query;
 pub mod repair;
+pub mod review;
 #[cfg(feature = "serve")]
 pub mod serve;
 pub mod solve;
@@ -35,7 +36,7 @@ use crate::error::Error;
 /// Solve and query the board game Ostle.
 ///
 /// Boards are written as 25 digits, row 0 first: 0 empty, 1 a piece of the side to move,
-/// 2 a piece of the other side, 3 the hole; `-` is ignored, so the initial position with
+/// 2 a piece of the other side, 3 the hole; `-` and `_` are ignored, so the initial position with
 /// the side to move at the bottom is 22222-00000-00300-00000-11111.
 #[derive(Debug, Parser)]
 #[command(name = "ostledb", version, about, long_about = None, propagate_version = true)]
@@ -56,6 +57,8 @@ pub enum Command {
     Solve(solve::SolveArgs),
     /// The verdict of a board and of each of its moves (best first), its line and its distance from the start.
     Query(query::QueryArgs),
+    /// Review a game: each ply's value before and after, the best move, and the plies that gave a win or a draw away.
+    Review(review::ReviewArgs),
     /// Wins, losses, draws and distances per phase of a solved database.
     Stats(stats::StatsArgs),
     /// Check every checksum of a database; with --deep, re-derive every value from its children.
@@ -142,7 +145,7 @@ impl WalkCheckpointArgs {
 /// subcommands that look at one position.
 #[derive(Debug, Clone, Args)]
 pub struct BoardArgs {
-    /// The board, 25 digits (0 empty, 1 side to move, 2 other side, 3 hole; `-` ignored).
+    /// The board, 25 digits (0 empty, 1 side to move, 2 other side, 3 hole; `-` and `_` ignored).
     pub board: String,
     /// The board before the opponent's last move, seen from the opponent (1 = the
     /// opponent's pieces); it decides which move is forbidden.
@@ -229,6 +232,7 @@ fn dispatch(cli: Cli, signals: &Signals) -> Result<(), Error> {
         Command::Inspect(a) => inspect::run(a),
         Command::Solve(a) => solve::run(a, signals),
         Command::Query(a) => query::run(a),
+        Command::Review(a) => review::run(a),
         Command::Stats(a) => stats::run(a),
         Command::Verify(a) => verify::run(a),
         Command::Bfs(a) => bfs::run(a, signals),

@@ -7,7 +7,7 @@ use clap::Args;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::analysis::query::{LineEnd, MAX_LINE_PLIES, Report};
+use crate::analysis::query::{DEFAULT_LINE_PLIES, LineEnd, MAX_LINE_PLIES, Report};
 use crate::cli::db::{BackendArgs, open};
 use crate::cli::{CommonArgs, emit, emit_json, stdout_result};
 use crate::error::Error;
@@ -24,9 +24,9 @@ Examples:
 
 The board is seen from the side to move (1); --prev is the board before the opponent's
 last move, seen from the opponent (1 = the opponent's pieces), and decides which move is
-forbidden. Verdicts use the published terms: \"checkmate, wins in one move\", \"player
-wins in N moves\", \"player loses in N moves\", \"draw\", with N in plies up to and
-including the capture that ends the game.
+forbidden. Verdicts use the published terms, with plies called plies: \"checkmate, wins
+in 1 ply\", \"player wins in N plies\", \"player loses in N plies\", \"draw\", N counting
+plies up to and including the capture that ends the game.
 
 Moves are written SQUARE-DIRECTION or hole-DIRECTION: `c1-up` moves the piece on c1 one
 square up (pushing what is in the way), `hole-left` moves the hole. Columns are a..e from
@@ -43,7 +43,7 @@ code 1.
 
 JSON fields: board, canonical, code, base64, node_index, checkmate, verdict
 (immediate-win | win | loss | draw), plies (null for a draw), text, outcome, and moves[]
-best first, each with move, index, verdict, plies, text, removes (nothing | opponent |
+best first (the forbidden move, if any, last), each with move, index, verdict, plies, text, removes (nothing | opponent |
 own), forbidden, best, child (the board after the move, seen from the side to move
 next); from_start (depth, searched_to, complete, convention) when a BFS
 is stored with the database; with --line also line[] (board, verdict, plies, text, move)
@@ -51,7 +51,7 @@ and line_end, how the line ended: {\"reason\": \"game-over\"}, {\"reason\": \"re
 \"from\": K} (the next position is the one ply K was played from: plies K and on repeat
 for ever), {\"reason\": \"max-plies\"} or {\"reason\": \"no-move\"}.")]
 pub struct QueryArgs {
-    /// The board (25 digits, `-` ignored), or `-` to read boards from stdin.
+    /// The board (25 digits, `-` and `_` ignored), or `-` to read boards from stdin.
     pub board: String,
     /// The board before the opponent's last move, seen from the opponent.
     #[arg(long, value_name = "BOARD")]
@@ -66,8 +66,9 @@ pub struct QueryArgs {
     /// --max-plies plies.
     #[arg(long)]
     pub line: bool,
-    /// The longest line printed, 1 to 1,000 (MAX_LINE_PLIES of the library).
-    #[arg(long, default_value_t = 40, value_name = "N",
+    /// The longest line printed, 1 to 1,000 (MAX_LINE_PLIES of the library); 40 by
+    /// default (DEFAULT_LINE_PLIES, as the API's and Python's).
+    #[arg(long, default_value_t = DEFAULT_LINE_PLIES, value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..=MAX_LINE_PLIES as i64))]
     pub max_plies: u32,
     /// Print one JSON object.
@@ -137,7 +138,7 @@ fn render(r: &Report) -> String {
         )),
         None => out.push_str("from start not stored (`ostledb bfs --store` adds it)\n"),
     }
-    out.push_str("moves, best first (the value for the side to move after playing it):\n");
+    out.push_str("moves, best first, the forbidden one last (the value for the side to move after playing it):\n");
     for m in &a.moves {
         let tag = if m.forbidden {
             "  forbidden"

@@ -23,17 +23,25 @@ Examples:
 
 The server is read-only and answers GET (and HEAD): the explorer at /, and the JSON API
 (schema/API.md):
-  /api/v1/position?board=B[&prev=P]              what `ostledb query --json` prints
-  /api/v1/line?board=B[&prev=P][&max_plies=N]    the same with the principal variation
-  /api/v1/play?board=B[&prev=P][&level=L][&seed=S]
+  /api/v1/position?board=B[&prev=P][&moves=M]    what `ostledb query --json [--play M]` prints
+  /api/v1/line?board=B[&prev=P][&moves=M][&max_plies=N]
+                                                 the same with the principal variation
+                                                 (40 plies by default, at most 1,000)
+  /api/v1/play?board=B[&prev=P][&moves=M][&level=L][&seed=S]
                                                  the computer's move: perfect, strong,
-                                                 medium, easy or random
+                                                 medium, easy or random; seed 0 to 2^53-1
+  /api/v1/review?board=B[&prev=P]&moves=M        the game M played from B, ply by ply,
+                                                 as `ostledb review --json` prints it
   /api/v1/stats                                  what the database holds, per phase
   /api/v1/health                                 up, and request counters
+moves=M is a list of moves as `query --play` takes them (c1-up,hole-left), at most
+1,000; a board may use _ instead of - (board=22220_00000_00300_00000_11110).
 Errors are JSON {\"error\": \"...\"}: 400 a bad board or parameter, 404 a phase the
-database does not hold, 413 a request with a body, 414 a query string over 1,024
+database does not hold, 413 a request with a body, 414 a query string over 12,288
 bytes, 500 a damaged database, 503 busy, 504 a probe over its time. Answers carry an
-ETag (the database's identity) and Cache-Control: they never change for one database.
+ETag (the database's identity) and Cache-Control: they never change for one database;
+they are gzipped for a client that sends Accept-Encoding: gzip. With --cors ORIGIN a
+page of that origin may read them (CORS); without it no CORS header is sent.
 
 When every connection is taken, a newcomer takes the place of the one quiet longest (a
 client that does not read its answers, or an idle one). Under a memory limit
@@ -71,6 +79,11 @@ pub struct ServeArgs {
     /// Print one line per request on stderr: method, path, status, microseconds.
     #[arg(long)]
     pub log: bool,
+    /// Let the scripts of pages from ORIGIN (e.g. https://example.org, http://localhost:3000,
+    /// or * for any) read the API's answers: they carry Access-Control-Allow-Origin and
+    /// OPTIONS preflights are answered. Off by default: no CORS headers at all.
+    #[arg(long, value_name = "ORIGIN")]
+    pub cors: Option<String>,
     /// Start answering at once, without readying the database first. By default the key
     /// indexes build their tables and value blocks are decoded, phase by phase, until the
     /// cache (--cache-mb) is nine-tenths full, before the server says it is listening, so
@@ -116,7 +129,10 @@ pub fn run(args: ServeArgs) -> Result<(), Error> {
         .enable_all()
         .build()
         .map_err(|e| Error::InvalidArgument(format!("cannot start the server's threads: {e}")))?;
-    let app = crate::serve::router(db.clone(), &limits);
+    let mut app = crate::serve::router(db.clone(), &limits);
+    if let Some(origin) = &args.cors {
+        app = crate::serve::api::allow_origin(app, origin)?;
+    }
     let phases: Vec<String> = db.meta().phases.iter().map(|p| p.phase().to_string()).collect();
     // Ready the database before the first request: connections made meanwhile wait in
     // the listen backlog, and scripts wait for the line below. Under a memory limit the

@@ -6,9 +6,23 @@ use crate::game::geometry::{Dir, Geometry};
 use crate::game::moves::Move;
 use crate::game::position::Position;
 
+/// A character a board may have anywhere and that is ignored: `-`, or `_`, which a URL
+/// carries unescaped (`22220_00000_00300_00000_11110`).
+pub fn is_separator(c: char) -> bool {
+    c == '-' || c == '_'
+}
+
+/// The squares a board's text gives: its characters other than separators (the side of
+/// its board is the square root, for a caller that does not know it yet).
+pub fn squares_in(text: &str) -> usize {
+    text.chars().filter(|c| !is_separator(*c)).count()
+}
+
 /// Parse a board: one digit per square, row 0 first (`0` empty, `1` side to move, `2`
-/// other side, `3` hole); `-` anywhere is ignored. The position must be live: one hole,
-/// each side with `start-1` or `start` pieces.
+/// other side, `3` hole); a separator (`-` or `_`, [`is_separator`]) anywhere is
+/// ignored. The position must be live: one hole, each side with `start-1` or `start`
+/// pieces. This is the one parser of boards: the command line, the HTTP API and the
+/// Python package all read boards through it.
 pub fn parse_board(geom: &Geometry, text: &str) -> Result<Position, Error> {
     let err = |reason: String| Error::Notation(NotationError { input: text.to_string(), reason });
     let squares = geom.squares();
@@ -18,9 +32,9 @@ pub fn parse_board(geom: &Geometry, text: &str) -> Result<Position, Error> {
     let mut s = 0u32;
     for (i, ch) in text.chars().enumerate() {
         match ch {
-            '-' => continue,
+            c if is_separator(c) => continue,
             '0'..='3' if s >= squares => {
-                let digits = text.chars().filter(|c| *c != '-').count();
+                let digits = squares_in(text);
                 return Err(err(format!("has {digits} squares; a {0}x{0} board has {squares}", geom.side())));
             }
             '0' => {}
@@ -37,7 +51,7 @@ pub fn parse_board(geom: &Geometry, text: &str) -> Result<Position, Error> {
             }
             other => {
                 return Err(err(format!(
-                    "character {} is {other:?}; only 0 (empty), 1 (side to move), 2 (other side), 3 (hole) and - are allowed",
+                    "character {} is {other:?}; only 0 (empty), 1 (side to move), 2 (other side), 3 (hole) and the separators - and _ are allowed",
                     i + 1
                 )));
             }
@@ -203,6 +217,17 @@ mod tests {
             parse_board(g, "2222200000003000000011111").unwrap(),
             parse_board(g, "22222-00000-00300-00000-11111").unwrap()
         );
+    }
+
+    #[test]
+    fn an_underscore_separates_as_a_dash_does() {
+        let g = Geometry::standard();
+        let dashed = parse_board(g, "00100-11200-00001-31022-20020").unwrap();
+        assert_eq!(parse_board(g, "00100_11200_00001_31022_20020").unwrap(), dashed);
+        assert_eq!(parse_board(g, "00100_11200-00001__31022_20020_").unwrap(), dashed);
+        assert_eq!(squares_in("222_030-111"), 9);
+        let e = parse_board(g, "00100_11200_00001_31022_2002").unwrap_err().to_string();
+        assert!(e.contains("has 24 squares"), "{e}");
     }
 
     #[test]

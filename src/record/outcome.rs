@@ -40,14 +40,21 @@ impl Outcome {
         }
     }
 
-    /// The published text: "player wins in N moves", "player loses in N moves", "draw".
+    /// The value in words: "player wins in N plies", "player loses in N plies" ("1
+    /// ply"), "draw". The published tool says "moves" for these plies; ostledb says
+    /// plies everywhere, as its numbers are (issue 63).
     pub fn describe(self) -> String {
         match self {
-            Outcome::Win(n) => format!("player wins in {n} moves"),
-            Outcome::Loss(n) => format!("player loses in {n} moves"),
+            Outcome::Win(n) => format!("player wins in {}", plies_text(n)),
+            Outcome::Loss(n) => format!("player loses in {}", plies_text(n)),
             Outcome::Draw => "draw".to_string(),
         }
     }
+}
+
+/// `n` plies in words: "1 ply", "7 plies".
+pub fn plies_text(n: u32) -> String {
+    if n == 1 { "1 ply".to_string() } else { format!("{n} plies") }
 }
 
 #[cfg(test)]
@@ -63,5 +70,12 @@ mod tests {
         assert!(!Loss(2).better_than(Loss(2)));
         assert_eq!(Loss(4).parent(), Win(5));
         assert_eq!(Win(1).parent(), Loss(2));
+    }
+
+    #[test]
+    fn values_are_described_in_plies() {
+        assert_eq!(Win(5).describe(), "player wins in 5 plies");
+        assert_eq!(Loss(1).describe(), "player loses in 1 ply");
+        assert_eq!(Draw.describe(), "draw");
     }
 }

@@ -20,14 +20,20 @@ use serde::Serialize;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::analysis::opponent::{Level, choose};
-use crate::analysis::query::{MoveLine, answer};
+use crate::analysis::query::{DEFAULT_LINE_PLIES, MAX_LINE_PLIES, MoveLine, answer, split_moves};
 use crate::error::Error;
 use crate::serve::Limits;
-use crate::serve::assets;
+use crate::serve::{assets, page};
 use crate::store::Database;
 
 /// The version of the API, the first part of its paths.
 pub const VERSION: &str = "v1";
+
+/// The greatest `seed` of `/api/v1/play`, given or drawn: 2^53 - 1, JavaScript's
+/// `Number.MAX_SAFE_INTEGER`, the greatest integer a JSON reader that keeps numbers as
+/// doubles reads back exactly (2098135176025516879 reads as 2098135176025516800, and
+/// that seed plays another move).
+pub const MAX_SEED: u64 = (1 << 53) - 1;
 
 /// What every handler shares.
 struct App {
@@ -50,22 +56,78 @@ struct App {
 type Shared = State<Arc<App>>;
 
 /// The router of `ostledb serve` over `db`: the API, the explorer and JSON for every
-/// path and method it does not serve.
+/// path and method it does not serve. An answer is gzipped when the request says
+/// `Accept-Encoding: gzip` (a position's answer of about 4.2 KB becomes about 0.6 KB),
+/// and left as it is otherwise.
 pub fn router(db: Arc<Database>, limits: &Limits) -> Router {
     let app = Arc::new(App::new(db, limits));
     Router::new()
         .route("/api/v1/position", get(position))
         .route("/api/v1/line", get(line))
         .route("/api/v1/play", get(play))
+        .route("/api/v1/review", get(review))
         .route("/api/v1/stats", get(stats))
         .route("/api/v1/health", get(health))
-        .route("/", get(assets::index))
+        .route("/", get(page))
         .route("/explorer.js", get(assets::script))
         .route("/explorer.css", get(assets::style))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn_with_state(app.clone(), count))
+        .layer(tower_http::compression::CompressionLayer::new().gzip(true))
         .with_state(app)
+}
+
+/// `app` answering cross-origin requests from `origin` (`serve --cors ORIGIN`): every
+/// answer carries `Access-Control-Allow-Origin` for a request from that origin (or for
+/// any, with `*`), `ETag` is exposed to the page's script, and an `OPTIONS` preflight is
+/// answered (GET and HEAD, the header `If-None-Match`, cached a day). Without this layer
+/// (the default) no answer has CORS headers and `OPTIONS` gets 405. `origin` is `*` or
+/// `scheme://host[:port]` with the scheme http or https and nothing after the host
+/// ([`Error::InvalidArgument`] otherwise).
+pub fn allow_origin(app: Router, origin: &str) -> Result<Router, Error> {
+    use tower_http::cors::{AllowOrigin, CorsLayer};
+    let allow = if origin == "*" { AllowOrigin::any() } else { AllowOrigin::exact(check_origin(origin)?) };
+    let layer = CorsLayer::new()
+        .allow_origin(allow)
+        .allow_methods([Method::GET, Method::HEAD])
+        .allow_headers([header::IF_NONE_MATCH])
+        .expose_headers([header::ETAG])
+        .max_age(std::time::Duration::from_secs(86_400));
+    Ok(app.layer(layer))
+}
+
+/// An origin as a browser sends it: `http://` or `https://`, a host of letters, digits,
+/// `.`, `-` (or an IPv6 address in brackets), and an optional port; nothing else.
+fn check_origin(origin: &str) -> Result<HeaderValue, Error> {
+    let bad = |why: &str| {
+        Error::InvalidArgument(format!(
+            "--cors `{}`: {why}; give an origin as a browser sends it, e.g. https://example.org or http://localhost:3000, or * for any",
+            crate::error::shown_input(origin, origin.len())
+        ))
+    };
+    let rest = origin
+        .strip_prefix("https://")
+        .or_else(|| origin.strip_prefix("http://"))
+        .ok_or_else(|| bad("it does not start with http:// or https://"))?;
+    let (host, port) = match rest.rsplit_once(':') {
+        Some((h, p)) if !h.is_empty() && !p.contains(']') => (h, Some(p)),
+        _ => (rest, None),
+    };
+    let host_ok = !host.is_empty()
+        && (host.chars().all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-')
+            || (host.starts_with('[')
+                && host.ends_with(']')
+                && host[1..host.len() - 1].chars().all(|c| c.is_ascii_hexdigit() || c == ':' || c == '.')));
+    if !host_ok {
+        return Err(bad("the host has a character a host cannot have (an origin has no path, not even `/`)"));
+    }
+    if let Some(p) = port
+        && p.parse::<u16>().is_err()
+    {
+        return Err(bad("the port is not a number from 0 to 65535"));
+    }
+    HeaderValue::from_str(origin).map_err(|_| bad("it is not a header value"))
 }
 
 /// An answer that is not a success: its status and its message.
@@ -82,6 +144,11 @@ impl ApiError {
 
     fn bad(message: impl Into<String>) -> ApiError {
         ApiError::new(StatusCode::BAD_REQUEST, message)
+    }
+
+    /// What went wrong, in words.
+    pub(crate) fn message(&self) -> &str {
+        &self.message
     }
 }
 
@@ -298,7 +365,7 @@ impl Params {
             return Err(ApiError::new(
                 StatusCode::URI_TOO_LONG,
                 format!(
-                    "the query string is {} bytes, over the {max_bytes} this server reads (a board and its previous board take about 70)",
+                    "the query string is {} bytes, over the {max_bytes} this server reads (a board and its previous board take about 70, a game of 1,000 moves about 11,000)",
                     query.len()
                 ),
             ));
@@ -340,6 +407,12 @@ impl Params {
         Ok((board.to_string(), self.get("prev").map(str::to_string)))
     }
 
+    /// `moves`: the moves played from the board, comma separated as `query --play`
+    /// takes them (none when absent or empty), at most [`MAX_LINE_PLIES`].
+    fn moves(&self) -> Result<Vec<String>, ApiError> {
+        split_moves("`moves`", self.get("moves").unwrap_or("")).map_err(|e| ApiError::bad(e.to_string()))
+    }
+
     /// A whole number parameter in `range`, or `default`.
     fn number(&self, name: &str, range: std::ops::RangeInclusive<u64>, default: u64) -> Result<u64, ApiError> {
         match self.get(name) {
@@ -358,7 +431,7 @@ impl Params {
 }
 
 /// Percent-decode one part of a query string (`+` is a space), as UTF-8.
-fn decode(s: &str) -> Result<String, ApiError> {
+pub(crate) fn decode(s: &str) -> Result<String, ApiError> {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -385,24 +458,27 @@ fn decode(s: &str) -> Result<String, ApiError> {
     })
 }
 
-/// `GET /api/v1/position?board=B[&prev=P]`: what `ostledb query --json` prints.
+/// `GET /api/v1/position?board=B[&prev=P][&moves=M]`: what `ostledb query --json
+/// [--play M]` prints.
 async fn position(State(app): Shared, uri: Uri, headers: HeaderMap) -> Result<Response, ApiError> {
-    let p = Params::parse(&uri, &["board", "prev"], app.limits.max_query_bytes)?;
+    let p = Params::parse(&uri, &["board", "prev", "moves"], app.limits.max_query_bytes)?;
     let (board, prev) = p.board_and_prev()?;
+    let moves = p.moves()?;
     if let Some(r) = app.not_modified(&headers) {
         return Ok(r);
     }
-    let body = app.probe(move |db| to_json(&answer(db, &board, prev.as_deref(), "prev", &[], None)?)).await?;
+    let body = app.probe(move |db| to_json(&answer(db, &board, prev.as_deref(), "prev", &moves, None)?)).await?;
     Ok(app.cacheable(body))
 }
 
-/// `GET /api/v1/line?board=B[&prev=P][&max_plies=N]`: the position and its principal
-/// variation, as `ostledb query --json --line --max-plies N`.
+/// `GET /api/v1/line?board=B[&prev=P][&moves=M][&max_plies=N]`: the position and its
+/// principal variation, as `ostledb query --json [--play M] --line --max-plies N`.
 async fn line(State(app): Shared, uri: Uri, headers: HeaderMap) -> Result<Response, ApiError> {
-    let p = Params::parse(&uri, &["board", "prev", "max_plies"], app.limits.max_query_bytes)?;
-    let most = app.limits.max_line_plies.min(crate::analysis::query::MAX_LINE_PLIES);
-    let plies = p.number("max_plies", 1..=most as u64, 40)? as u32;
+    let p = Params::parse(&uri, &["board", "prev", "moves", "max_plies"], app.limits.max_query_bytes)?;
+    let most = app.limits.max_line_plies.min(MAX_LINE_PLIES);
+    let plies = p.number("max_plies", 1..=most as u64, DEFAULT_LINE_PLIES as u64)? as u32;
     let (board, prev) = p.board_and_prev()?;
+    let moves = p.moves()?;
     if let Some(r) = app.not_modified(&headers) {
         return Ok(r);
     }
@@ -416,13 +492,36 @@ async fn line(State(app): Shared, uri: Uri, headers: HeaderMap) -> Result<Respon
             // Written into room for the most it takes: a growing buffer would double
             // (a line of 277 KB in a buffer of 512 KiB) and copy as it goes.
             let mut out = Vec::with_capacity(most);
-            serde_json::to_writer(&mut out, &answer(db, &board, prev.as_deref(), "prev", &[], Some(plies))?)
+            serde_json::to_writer(&mut out, &answer(db, &board, prev.as_deref(), "prev", &moves, Some(plies))?)
                 .map_err(|e| Error::InvalidArgument(format!("the answer could not be written: {e}")))?;
             out.shrink_to_fit();
             Ok(out)
         })
         .await?;
     Ok(app.cacheable(app.held(body, reserved)?))
+}
+
+/// `GET /?board=...`: the explorer's page, rendered for the game the URL holds
+/// ([`crate::serve::page`]): readable and playable by links without JavaScript. Its query
+/// string may hold a game of up to [`page::MAX_GAME_PLIES`] moves, bounded by the head's
+/// size rather than by `max_query_bytes`.
+/// The page carries an ETag of its content, so a browser revalidates it cheaply.
+async fn page(State(app): Shared, uri: Uri, headers: HeaderMap) -> Result<Response, ApiError> {
+    let query = uri.query().unwrap_or("").to_string();
+    let (status, html) = app.probe(move |db| Ok(page::render(db, &query))).await?;
+    let tag = format!("\"{:016x}\"", crate::store::file::checksum(html.as_bytes()));
+    let tag = HeaderValue::from_str(&tag).expect("ASCII");
+    let hit = status == 200 && headers.get(header::IF_NONE_MATCH).is_some_and(|v| v.as_bytes() == tag.as_bytes());
+    let mut r = if hit {
+        StatusCode::NOT_MODIFIED.into_response()
+    } else {
+        (StatusCode::from_u16(status).unwrap_or(StatusCode::OK), html).into_response()
+    };
+    let h = r.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    h.insert(header::ETAG, tag);
+    Ok(r)
 }
 
 /// The answer of `/api/v1/play`.
@@ -434,21 +533,27 @@ struct Played {
     mv: MoveLine,
 }
 
-/// `GET /api/v1/play?board=B[&prev=P][&level=L][&seed=S]`: the computer's move. Without
-/// a seed one is drawn (and returned); with one the answer is fixed and cacheable.
+/// `GET /api/v1/play?board=B[&prev=P][&moves=M][&level=L][&seed=S]`: the computer's
+/// move. Without a seed one is drawn (and returned); with one the answer is fixed and
+/// cacheable. A seed is at most [`MAX_SEED`], so that a JavaScript client reads it back
+/// exactly.
 async fn play(State(app): Shared, uri: Uri, headers: HeaderMap) -> Result<Response, ApiError> {
-    let p = Params::parse(&uri, &["board", "prev", "level", "seed"], app.limits.max_query_bytes)?;
+    let p = Params::parse(&uri, &["board", "prev", "moves", "level", "seed"], app.limits.max_query_bytes)?;
     let level = Level::parse(p.get("level").unwrap_or("perfect")).map_err(|e| app.error(e))?;
-    let fixed = p.get("seed").is_some();
-    let seed = p.number("seed", 0..=u64::MAX, 0)?;
-    let seed = if fixed { seed } else { fresh_seed() };
+    let seed = match p.get("seed") {
+        Some(s) => Some(parse_seed(s)?),
+        None => None,
+    };
+    let fixed = seed.is_some();
+    let seed = seed.unwrap_or_else(fresh_seed);
     let (board, prev) = p.board_and_prev()?;
+    let moves = p.moves()?;
     if fixed && let Some(r) = app.not_modified(&headers) {
         return Ok(r);
     }
     let body = app
         .probe(move |db| {
-            let a = answer(db, &board, prev.as_deref(), "prev", &[], None)?.analysis;
+            let a = answer(db, &board, prev.as_deref(), "prev", &moves, None)?.analysis;
             let mv = choose(&a, level, seed)
                 .cloned()
                 .ok_or_else(|| Error::InvalidArgument(format!("{} has no allowed move", a.board)))?;
@@ -463,11 +568,62 @@ async fn play(State(app): Shared, uri: Uri, headers: HeaderMap) -> Result<Respon
     Ok(r)
 }
 
-/// A seed for a request that gave none: the clock and a counter, mixed.
+/// The `seed` of `/play`: a whole number from 0 to [`MAX_SEED`].
+fn parse_seed(s: &str) -> Result<u64, ApiError> {
+    match s.parse::<u64>() {
+        Ok(n) if n <= MAX_SEED => Ok(n),
+        _ => Err(ApiError::bad(format!(
+            "`seed` must be a whole number from 0 to {MAX_SEED} (2^53 - 1, the largest integer a JavaScript client reads exactly), not `{}`",
+            crate::error::shown_input(s, s.len())
+        ))),
+    }
+}
+
+/// A seed for a request that gave none: the clock and a counter, mixed, and kept to
+/// [`MAX_SEED`] (its low 53 bits).
 fn fresh_seed() -> u64 {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
-    t ^ COUNTER.fetch_add(1, Ordering::Relaxed).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    (t ^ COUNTER.fetch_add(1, Ordering::Relaxed).wrapping_mul(0x9E37_79B9_7F4A_7C15)) & MAX_SEED
+}
+
+/// `GET /api/v1/review?board=B[&prev=P]&moves=M`: the game of moves `M` played from `B`
+/// reviewed ply by ply, as `ostledb review --json` prints it. At most
+/// [`MAX_LINE_PLIES`] moves; its answer grows with them, so it is counted among the
+/// long answers as `/line`'s is.
+async fn review(State(app): Shared, uri: Uri, headers: HeaderMap) -> Result<Response, ApiError> {
+    let p = Params::parse(&uri, &["board", "prev", "moves"], app.limits.max_query_bytes)?;
+    let (board, prev) = p.board_and_prev()?;
+    if p.get("moves").is_none() {
+        return Err(ApiError::bad(
+            "the parameter `moves` is missing: give the moves played from the board, comma separated, e.g. moves=c1-up,hole-left",
+        ));
+    }
+    let moves = p.moves()?;
+    if let Some(r) = app.not_modified(&headers) {
+        return Ok(r);
+    }
+    let most = review_bytes_at_most(app.db.geometry().squares(), moves.len() as u32);
+    let reserved = app.reserve(most)?;
+    let body = app
+        .probe(move |db| {
+            let mut out = Vec::with_capacity(most);
+            serde_json::to_writer(
+                &mut out,
+                &crate::analysis::review::review(db, &board, prev.as_deref(), "prev", &moves)?,
+            )
+            .map_err(|e| Error::InvalidArgument(format!("the answer could not be written: {e}")))?;
+            out.shrink_to_fit();
+            Ok(out)
+        })
+        .await?;
+    Ok(app.cacheable(app.held(body, reserved)?))
+}
+
+/// The most bytes the answer of `/review` for `plies` plies takes on a board of
+/// `squares` squares: a ply holds three boards and two moves (about 900 bytes on 5x5).
+pub fn review_bytes_at_most(squares: u32, plies: u32) -> usize {
+    (1 << 10) + plies as usize * (1024 + 8 * squares as usize)
 }
 
 #[derive(Serialize)]
@@ -569,7 +725,7 @@ async fn not_found(uri: Uri) -> ApiError {
     ApiError::new(
         StatusCode::NOT_FOUND,
         format!(
-            "no such path: {}; the API is /api/{VERSION}/position, line, play, stats and health (schema/API.md), the explorer is /",
+            "no such path: {}; the API is /api/{VERSION}/position, line, play, review, stats and health (schema/API.md), the explorer is /",
             crate::error::shown_input(path, path.len())
         ),
     )
@@ -686,6 +842,31 @@ mod tests {
         let e = decode("%FF%FE").unwrap_err();
         assert_eq!(e.status, StatusCode::BAD_REQUEST);
         assert!(e.message.contains("not UTF-8"), "{}", e.message);
+    }
+
+    #[test]
+    fn an_origin_is_a_scheme_a_host_and_a_port_and_nothing_else() {
+        for good in ["https://example.org", "http://localhost:3000", "http://127.0.0.1:8080", "http://[::1]:9000"] {
+            assert!(check_origin(good).is_ok(), "{good}");
+        }
+        for bad in
+            ["example.org", "ftp://x", "https://example.org/", "https://ex ample.org", "http://x:99999", "http://"]
+        {
+            let e = check_origin(bad).unwrap_err().to_string();
+            assert!(e.starts_with("--cors"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn seeds_are_within_2_to_the_53_given_or_drawn() {
+        assert_eq!(parse_seed("9007199254740991").unwrap(), MAX_SEED);
+        assert_eq!(parse_seed("0").unwrap(), 0);
+        for bad in ["9007199254740992", "2098135176025516879", "18446744073709551616", "-1", "x"] {
+            let e = parse_seed(bad).unwrap_err();
+            assert_eq!(e.status, StatusCode::BAD_REQUEST);
+            assert!(e.message.contains("from 0 to 9007199254740991 (2^53 - 1"), "{bad}: {}", e.message);
+        }
+        assert!((0..10_000).all(|_| fresh_seed() <= MAX_SEED));
     }
 
     #[test]

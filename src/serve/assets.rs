@@ -1,11 +1,10 @@
-//! The web explorer's files, embedded in the binary (plain HTML, CSS and JavaScript, no
-//! build step): the page at `/` asks the API for everything it shows and knows no rules.
-//! Each is served with an ETag of its content, so a browser revalidates it cheaply.
+//! The web explorer's script and style, embedded in the binary (plain CSS and JavaScript,
+//! no build step); the page itself is rendered per URL ([`crate::serve::page`]). Each is
+//! served with an ETag of its content, so a browser revalidates it cheaply.
 
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
-const INDEX: &str = include_str!("assets/index.html");
 const SCRIPT: &str = include_str!("assets/explorer.js");
 const STYLE: &str = include_str!("assets/explorer.css");
 
@@ -20,11 +19,6 @@ fn asset(headers: &HeaderMap, body: &'static str, content_type: &'static str) ->
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     h.insert(header::ETAG, tag);
     r
-}
-
-/// `GET /`: the explorer page.
-pub async fn index(headers: HeaderMap) -> Response {
-    asset(&headers, INDEX, "text/html; charset=utf-8")
 }
 
 /// `GET /explorer.js`.

@@ -23,6 +23,7 @@
 pub mod api;
 pub mod assets;
 pub mod connections;
+pub mod page;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -63,6 +64,9 @@ pub struct Limits {
     /// client's socket: TCP stops it sending.
     pub max_pipelined_bytes: usize,
     /// The longest query string answered (the part of the URL after `?`); longer gets 414.
+    /// The default, 12 KiB, holds a game of
+    /// [`MAX_LINE_PLIES`](crate::analysis::query::MAX_LINE_PLIES) moves in `moves`
+    /// (`hole-right,` is the longest move, 11 bytes) beside two boards.
     pub max_query_bytes: usize,
     /// The most bytes of a request's head (request line and headers); more gets 431 and
     /// the connection is closed.
@@ -94,7 +98,7 @@ impl Default for Limits {
             write_timeout: Duration::from_secs(10),
             max_unsent_bytes: 64 * 1024,
             max_pipelined_bytes: 64 * 1024,
-            max_query_bytes: 1024,
+            max_query_bytes: 12 << 10,
             max_head_bytes: 16 * 1024,
             max_line_plies: crate::analysis::query::MAX_LINE_PLIES,
             max_held_answer_bytes: 64 << 20,

@@ -469,7 +469,7 @@ fn len_usize(n: u64) -> Result<usize, Error> {
 }
 
 /// The least `max_depth` for which the search's arrays ask for huge pages. On the 5x5
-/// game (ARCHITECTURE.md, "The whole BFS by positions"): to depth 14, 246.5-254.2 s with
+/// game (docs/measurements.md, "The whole BFS by positions"): to depth 14, 246.5-254.2 s with
 /// them against 297.6-312.5 s without (1.17x-1.27x), 11.7 GB resident against 8.4 GB
 /// (the whole search ends with every page resident either way); to depth 8, 2.97 s and
 /// 1.98 GB against 1.21 s and 0.22 GB. From depth 13 on, a layer reaches tens of millions

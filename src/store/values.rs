@@ -69,12 +69,13 @@ use crate::store::value_model::{Counts, Model};
 
 /// The first 8 bytes of a value file.
 pub const MAGIC: [u8; 8] = *b"OSTLEVZB";
-/// The newest format version this code writes (v3 unless v4 is asked for: see
-/// [`WriteOptions::format`]).
-pub const VERSION: u32 = 4;
+/// The newest format version this code writes: v5, which it writes unless v4 or v3 is
+/// asked for ([`DEFAULT_FORMAT`], [`WriteOptions::format`]; v3 also when loss distances
+/// are kept).
+pub const VERSION: u32 = 5;
 /// The format versions this code reads.
 pub const VERSIONS: std::ops::RangeInclusive<u32> = 1..=5;
-/// Header size in bytes (versions 2, 3 and 4).
+/// Header size in bytes (versions 2 to 5).
 pub const HEADER_LEN: usize = 72;
 /// Header size in bytes of a version 1 file.
 pub const HEADER_LEN_V1: usize = 64;
@@ -89,10 +90,10 @@ pub const ENTRY_LEN: usize = 24;
 /// bits of the XXH3-64 of the block's bytes).
 pub const ENTRY_LEN_V4: usize = 6;
 /// Positions per block of v3 unless asked otherwise: half the 65,536 of v1 and v2, so a
-/// cold probe decodes half as much, for 2% more bytes (ARCHITECTURE.md, "Value blocks").
+/// cold probe decodes half as much, for 2% more bytes (docs/measurements.md, "Value blocks").
 pub const DEFAULT_BLOCK: u32 = 1 << 15;
 /// Positions per block of v4 unless asked otherwise, in a phase of at least
-/// [`LARGE_PHASE`] positions (ARCHITECTURE.md, "Value blocks"): a cold read decodes a
+/// [`LARGE_PHASE`] positions (docs/measurements.md, "Value blocks"): a cold read decodes a
 /// quarter of a block on average, and the large phases are where cold queries read most.
 pub const DEFAULT_BLOCK_V4: u32 = 1 << 8;
 /// Positions per block of v4 unless asked otherwise, in a smaller phase ((4,4) on the
@@ -117,14 +118,14 @@ pub fn default_block(format: u32, count: u64) -> u32 {
 
 /// Positions per stream of v5 unless asked otherwise, in a phase of at least
 /// [`HUGE_PHASE`] positions ((5,5)): a cold read decodes 64 positions on average, half as
-/// many as in v4 (ARCHITECTURE.md, "Value blocks").
+/// many as in v4 (docs/measurements.md, "Value blocks").
 pub const DEFAULT_STREAM_V5: u32 = 1 << 7;
 /// Phases of at least this many positions get [`DEFAULT_STREAM_V5`] in v5.
 pub const HUGE_PHASE: u64 = 1 << 30;
 /// Positions per stream of v5 unless asked otherwise, in a phase of [`LARGE_PHASE`] to
 /// [`HUGE_PHASE`] positions ((5,4) and (4,5)): a cold read decodes 32 positions on
 /// average; they are 9.4% larger than in streams of 128, which the whole game affords
-/// ((5,5) keeps 128: 981,167,798 bytes in all against v2's 986,873,033; ARCHITECTURE.md,
+/// ((5,5) keeps 128: 981,167,798 bytes in all against v2's 986,873,033; docs/measurements.md,
 /// "Coded streams decoded where they are read").
 pub const DEFAULT_STREAM_V5_LARGE: u32 = 1 << 6;
 /// Positions per stream of v5 unless asked otherwise, in a smaller phase ((4,4) on the
@@ -141,7 +142,7 @@ pub fn default_streams(count: u64) -> u32 {
 }
 /// The value file version written unless asked otherwise: v5 (v4's model, with several
 /// lean streams a block, so a read decodes half to a quarter as much for fewer bytes;
-/// ARCHITECTURE.md, "Value blocks"). A file that keeps loss distances is v3.
+/// docs/measurements.md, "Value blocks"). A file that keeps loss distances is v3.
 pub const DEFAULT_FORMAT: u32 = 5;
 /// Largest positions per block of v4 (of v5: per block, all its streams together): a
 /// symbol codes in at most 15 bits, so a block of 8,192 positions (three symbols each at
@@ -155,13 +156,13 @@ const STREAMS_SHIFT: u32 = 8;
 /// allocate; a whole-game phase's is about 1.5 MB).
 const MAX_MODEL: usize = 1 << 26;
 /// The zstd level unless asked otherwise: on (4,4), level 19 packs 4x slower than 15
-/// for 2.5% fewer bytes (ARCHITECTURE.md, "Value blocks").
+/// for 2.5% fewer bytes (docs/measurements.md, "Value blocks").
 pub const DEFAULT_LEVEL: i32 = 15;
 /// The highest zstd level taken (`pack --level`, Python's `solve(level=...)`): zstd's own.
 pub const MAX_LEVEL: i32 = 22;
 /// zstd's minimum match length for the value blocks (at levels that take it; the level's
 /// own is 3): measured on blocks of 32,768 at level 15, 5 compresses 18-22% faster and
-/// decodes 7-13% faster for 0.2-0.7% more bytes (ARCHITECTURE.md, "Value blocks").
+/// decodes 7-13% faster for 0.2-0.7% more bytes (docs/measurements.md, "Value blocks").
 /// Readers do not depend on it.
 pub const MIN_MATCH: u32 = 5;
 /// Largest positions per block a reader accepts (a bound on what a header may ask it
@@ -1080,7 +1081,7 @@ impl ValueFile {
     /// system's page cache (reading the file into it where it is not there yet), so that
     /// no later read waits on a page fault: a cold `analyse` reads dozens of blocks, each
     /// on a page it has not touched before, and the faults took 12-15% of its time on
-    /// the whole game (ARCHITECTURE.md, "Value file v5"). What a server does at start;
+    /// the whole game (docs/measurements.md, "Value file v5"). What a server does at start;
     /// the pages count in the process's resident memory from then on (shared with the
     /// page cache, and given back under memory pressure like any file page). Linux's
     /// `MADV_POPULATE_READ` where it has it (5.14+), else a read of one byte a page;
@@ -1286,7 +1287,7 @@ impl ValueFile {
     /// to hundreds of microseconds. A coded stream (v4, v5) decodes in a few
     /// microseconds, less than waking a thread and waiting for it costs: on (5,4)+(4,5)
     /// (v5) a cold `analyse` took 77-91 us at p50 decoding where it reads, 109-145 us
-    /// decoding its children's streams ahead on two threads (ARCHITECTURE.md, "Value
+    /// decoding its children's streams ahead on two threads (docs/measurements.md, "Value
     /// file v5").
     pub fn worth_decoding_ahead(&self) -> bool {
         matches!(self.layout, Layout::Zstd(_))
