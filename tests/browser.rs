@@ -887,3 +887,121 @@ fn the_explorer_plays_on_a_5x5_board_of_phase_4_4() {
 
 const LISTED_FN: &str =
     "const listed = () => [...document.querySelectorAll('#movelist .mv')].map(b => b.dataset.move);";
+
+/// The moves played are reviewed: a game whose last move gives a won position away
+/// (found through the API on the 3x3 database) shows that ply's blunder mark, with the
+/// values before and after and the best move in its tooltip, every other ply's mark, and
+/// the summary above the list; the summary's link and the ply's entry go to that ply.
+/// The page read without JavaScript has the same marks and summary.
+#[test]
+fn the_moves_played_are_reviewed_and_a_blunder_is_marked() {
+    let page = open_golden("review", None);
+    let (session, server) = (&page.session, &page.server);
+    session.go(&page.url("/"));
+    session.wait_for("the move list", LISTED);
+    let start_board = url_board(session);
+    // Breadth first from the start: the first won position, a move or more in, with an
+    // allowed move that does not win (and does not end the game).
+    let mut queue = std::collections::VecDeque::from([(start_board.clone(), None::<String>, Vec::<String>::new())]);
+    let mut seen = std::collections::HashSet::new();
+    let mut found = None;
+    while let Some((board, prev, path)) = queue.pop_front() {
+        if !seen.insert((board.clone(), prev.clone())) {
+            continue;
+        }
+        assert!(seen.len() < 3000, "no won position with a move that gives the win away");
+        let q = match &prev {
+            Some(p) => format!("{board}&prev={p}"),
+            None => board.clone(),
+        };
+        let a = position(server, &q);
+        let allowed: Vec<&Value> =
+            a["moves"].as_array().unwrap().iter().filter(|m| m["forbidden"] == false && m["plies"] != 1).collect();
+        if path.len() >= 2
+            && matches!(a["verdict"].as_str(), Some("win" | "immediate-win"))
+            && let Some(m) = allowed.iter().find(|m| m["verdict"] != "win")
+        {
+            found = Some((path, m["move"].as_str().unwrap().to_string()));
+            break;
+        }
+        for m in allowed {
+            let mut p = path.clone();
+            p.push(m["move"].as_str().unwrap().to_string());
+            queue.push_back((m["child"].as_str().unwrap().to_string(), Some(board.clone()), p));
+        }
+    }
+    let (path, blunder) = found.expect("a blunder");
+    let game: Vec<String> = path.iter().cloned().chain([blunder.clone()]).collect();
+    let n = game.len();
+    let (mut s, mut r) = connect(server.addr);
+    let (status, body) =
+        request(&mut s, &mut r, &format!("/api/v1/review?board={start_board}&moves={}", game.join(",")));
+    assert_eq!(status, 200, "{body}");
+    let review: Value = serde_json::from_str(&body).unwrap();
+    let plies = review["plies"].as_array().unwrap();
+    assert_eq!(plies[n - 1]["blunder"], true, "{review}");
+    let words = |p: &Value| match p["judgement"].as_str().unwrap() {
+        "win-to-loss" => "win→loss",
+        "win-to-draw" => "win→draw",
+        "draw-to-loss" => "draw→loss",
+        _ => "kept",
+    };
+    let mark_of = |p: &Value| match (p["judgement"].as_str().unwrap(), p["best_played"] == true) {
+        ("win-to-loss", _) => "?? win→loss".to_string(),
+        ("kept", true) => "✓".to_string(),
+        ("kept", false) => "kept".to_string(),
+        _ => format!("? {}", words(p)),
+    };
+    let want_marks: Vec<String> = plies.iter().map(mark_of).collect();
+    let blunders: Vec<&Value> = plies.iter().filter(|p| p["blunder"] == true).collect();
+    let summary = format!(
+        "{} {}: {}",
+        blunders.len(),
+        if blunders.len() == 1 { "blunder" } else { "blunders" },
+        blunders.iter().map(|p| format!("ply {} ({})", p["ply"], words(p))).collect::<Vec<_>>().join(", ")
+    );
+    let best = plies[n - 1]["best"]["move"].as_str().unwrap();
+
+    // The game up to the blunder, then the blunder played by a click: the script fetches
+    // the review of the longer game and marks its last ply.
+    session.go(&page.url(&format!("/?board={start_board}&moves={}", path.join(","))));
+    session.wait_for("the move list", LISTED);
+    session.click(&format!("#movelist .mv[data-move='{blunder}']"));
+    let mark_js =
+        format!("const m = document.querySelector(\"#played li[data-ply='{n}'] .mark\"); return m && m.textContent");
+    session.wait_for("the blunder's mark", &format!("{mark_js} === '{}' ? true : null", want_marks[n - 1]));
+    let marks =
+        session.script("return [...document.querySelectorAll('#played li[data-ply] .mark')].map(m => m.textContent)");
+    assert_eq!(marks, json!(want_marks));
+    let (class, title) = (
+        session.text(&format!("return document.querySelector(\"#played li[data-ply='{n}'] .mark\").className")),
+        session.text(&format!("return document.querySelector(\"#played li[data-ply='{n}'] .mark\").title")),
+    );
+    assert!(class.contains("blunder"), "{class}");
+    assert!(title.contains(" → ") && title.contains(&format!("best {best} (")), "{title}");
+    assert_eq!(session.text("return document.getElementById('review').textContent"), summary);
+    // The summary's link and the ply's entry both go to the blunder. (The mouse leaves
+    // the move list first: its preview of the move under it goes, and the page's height
+    // with it.)
+    session.hover("#status");
+    session.click("#played li.start a");
+    session.wait_for("the start", "return S.game.at === 0 && S.analysis !== null");
+    session.click(&format!("#review a[data-ply='{n}']"));
+    session.wait_for("the blunder from the summary", &format!("return S.game.at === {n} && S.analysis !== null"));
+    assert_eq!(url_moves(session), game);
+    session.click("#played li.start a");
+    session.wait_for("the start", "return S.game.at === 0 && S.analysis !== null");
+    session.click(&format!("#played li[data-ply='{n}'] a"));
+    session.wait_for("the blunder from its entry", &format!("return S.game.at === {n} && S.analysis !== null"));
+    assert_eq!(session.param("at"), "", "the last ply is shown");
+
+    // Without JavaScript: the same marks and summary in the page's HTML.
+    let (mut s, mut r) = connect(server.addr);
+    let (status, html) = request(&mut s, &mut r, &format!("/?board={start_board}&moves={}&at=0", game.join(",")));
+    assert_eq!(status, 200);
+    assert!(html.contains(&format!(r#"<span class="{class}" title="#)), "{html}");
+    for (k, m) in want_marks.iter().enumerate() {
+        assert!(html.contains(&format!("\">{m}</span></li>")), "ply {}: {m}", k + 1);
+    }
+    assert!(html.contains(&format!(r#"data-ply="{n}">ply {n}</a> ({})"#, words(&plies[n - 1]))), "{html}");
+}

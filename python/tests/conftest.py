@@ -1,10 +1,12 @@
 """Databases for the tests, solved once per session with ``ostledb.solve``, and the
 ``ostledb`` command-line binary the differential tests compare against."""
 
+import json
 import os
 import pathlib
 import random
 import shutil
+import subprocess
 
 import pytest
 
@@ -85,3 +87,20 @@ def random_boards(n, side, phases, seed):
             cells[s] = "2"
         out.append("-".join("".join(cells[r * side : (r + 1) * side]) for r in range(side)))
     return out
+
+
+def cli_answers(cli, db_path, lines, *extra):
+    """The binary's answers to `lines` through ``ostledb query - --json`` (with `extra`
+    arguments), one dict each, without the echoed ``input``."""
+    out = subprocess.run(
+        [str(cli), "query", "-", "--json", "--quiet", "--db", str(db_path), *extra],
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    answers = [json.loads(x) for x in out.splitlines()]
+    assert len(answers) == len(lines)
+    for a in answers:
+        a.pop("input")
+    return answers

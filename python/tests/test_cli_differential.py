@@ -5,24 +5,9 @@ import json
 import subprocess
 
 import ostledb
-from conftest import random_boards
+from conftest import cli_answers, random_boards
 
 PHASES44 = [(3, 3), (4, 3), (3, 4), (4, 4)]
-
-
-def cli_answers(cli, db_path, lines, *extra):
-    out = subprocess.run(
-        [str(cli), "query", "-", "--json", "--quiet", "--db", str(db_path), *extra],
-        input="\n".join(lines) + "\n",
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    answers = [json.loads(x) for x in out.splitlines()]
-    assert len(answers) == len(lines)
-    for a in answers:
-        a.pop("input")
-    return answers
 
 
 def test_probe_moves_and_probe_many_equal_the_cli(cli, db44_path):

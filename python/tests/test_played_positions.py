@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import ostledb
-from conftest import random_boards
+from conftest import cli_answers, random_boards
 
 PHASES44 = [(3, 3), (4, 3), (3, 4), (4, 4)]
 
@@ -50,21 +50,6 @@ class Api:
         return json.loads(body)
 
 
-def cli_lines(cli, db_path, lines, *extra):
-    out = subprocess.run(
-        [str(cli), "query", "-", "--json", "--quiet", "--db", str(db_path), *extra],
-        input="\n".join(lines) + "\n",
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    answers = [json.loads(x) for x in out.splitlines()]
-    assert len(answers) == len(lines)
-    for a in answers:
-        a.pop("input")
-    return answers
-
-
 def games_of_one_move(db, n, seed):
     """``n`` random boards, each with a random move that does not end the game."""
     rng = random.Random(seed)
@@ -94,7 +79,7 @@ def test_a_played_position_is_answered_as_query_play_and_the_api_moves(cli, db44
             by_move[m].append(i)
         want = [None] * len(games)
         for m, idx in by_move.items():
-            for i, a in zip(idx, cli_lines(cli, db44_path, [games[i][0] for i in idx], "--play", m)):
+            for i, a in zip(idx, cli_answers(cli, db44_path, [games[i][0] for i in idx], "--play", m)):
                 want[i] = a
         changed = 0
         for (b, m), w in zip(games, want):
@@ -124,7 +109,7 @@ def test_moves_0_is_playable_on_10000_boards_with_a_prev(cli, db44_path, server)
     with ostledb.open(db44_path) as db:
         games = games_of_one_move(db, 10_000, seed=630)
         nodes = [(db.position(b).play(m).board, b) for b, m in games]
-        cli = cli_lines(cli, db44_path, [f"{c},{b}" for c, b in nodes])
+        cli = cli_answers(cli, db44_path, [f"{c},{b}" for c, b in nodes])
         forbidden_best = 0
         for (c, b), w in zip(nodes, cli):
             for moves in (

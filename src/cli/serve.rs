@@ -82,6 +82,8 @@ pub struct ServeArgs {
     /// Let the scripts of pages from ORIGIN (e.g. https://example.org, http://localhost:3000,
     /// or * for any) read the API's answers: they carry Access-Control-Allow-Origin and
     /// OPTIONS preflights are answered. Off by default: no CORS headers at all.
+    // The origins are shown as typed in `--help`; rustdoc's link syntax would show there too.
+    #[allow(rustdoc::bare_urls)]
     #[arg(long, value_name = "ORIGIN")]
     pub cors: Option<String>,
     /// Start answering at once, without readying the database first. By default the key

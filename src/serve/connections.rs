@@ -260,23 +260,28 @@ pub async fn run(
 /// Elsewhere the send buffer is the bound.
 fn limit_unsent(stream: &TcpStream, bytes: usize) {
     #[cfg(any(target_os = "linux", target_os = "android"))]
-    {
-        use std::os::fd::AsRawFd;
-        let v = bytes.min(i32::MAX as usize) as libc::c_int;
-        // SAFETY: the descriptor is open while `stream` is borrowed; the option's value
-        // is a C int of the size given. A failure leaves the kernel's default.
-        unsafe {
-            libc::setsockopt(
-                stream.as_raw_fd(),
-                libc::IPPROTO_TCP,
-                libc::TCP_NOTSENT_LOWAT,
-                (&v as *const libc::c_int).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            );
-        }
-    }
+    set_int_option(stream, libc::IPPROTO_TCP, libc::TCP_NOTSENT_LOWAT, bytes);
     #[cfg(not(any(target_os = "linux", target_os = "android")))]
     let _ = (stream, bytes);
+}
+
+/// Set socket option `name` of `level` to the C int `value` (capped at `i32::MAX`); a
+/// failure leaves the kernel's default.
+#[cfg(unix)]
+#[cfg_attr(not(any(target_os = "linux", target_os = "android", test)), allow(dead_code))]
+fn set_int_option(stream: &impl std::os::fd::AsRawFd, level: libc::c_int, name: libc::c_int, value: usize) {
+    let v = value.min(i32::MAX as usize) as libc::c_int;
+    // SAFETY: the descriptor is open while `stream` is borrowed; the option's value is a
+    // C int of the size given.
+    unsafe {
+        libc::setsockopt(
+            stream.as_raw_fd(),
+            level,
+            name,
+            (&v as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+    }
 }
 
 /// A connection whose writes fail with [`io::ErrorKind::TimedOut`] once one has waited
@@ -454,18 +459,7 @@ mod tests {
 
     /// `s` with a send buffer of `bytes` (the kernel doubles it).
     fn with_send_buffer(s: TcpStream, bytes: usize) -> TcpStream {
-        use std::os::fd::AsRawFd;
-        let v = bytes as libc::c_int;
-        // SAFETY: an open descriptor, a C int option of its size.
-        unsafe {
-            libc::setsockopt(
-                s.as_raw_fd(),
-                libc::SOL_SOCKET,
-                libc::SO_SNDBUF,
-                (&v as *const libc::c_int).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            );
-        }
+        super::set_int_option(&s, libc::SOL_SOCKET, libc::SO_SNDBUF, bytes);
         s
     }
 

@@ -16,6 +16,7 @@ use serde::Serialize;
 
 use crate::analysis::opponent::Level;
 use crate::analysis::query::{MoveLine, Report, Verdict, ends_game, parse_with_prev};
+use crate::analysis::review::{Judgement, Review, ReviewPly};
 use crate::error::Error;
 use crate::game::forbidden::forbidden_move;
 use crate::game::moves::{Move, moves, play};
@@ -25,6 +26,10 @@ use crate::store::Database;
 
 /// The most plies a game's URL may hold (the longest principal variation the API gives).
 pub const MAX_GAME_PLIES: usize = crate::analysis::query::MAX_LINE_PLIES as usize;
+
+/// The most plies the page reviews itself (about 1 KB a ply in the page's data); the
+/// script fetches the review of a longer game.
+const PAGE_REVIEW_PLIES: usize = 200;
 
 const TEMPLATE: &str = include_str!("assets/index.html");
 
@@ -141,6 +146,8 @@ struct Data<'a> {
     game: Option<&'a Game>,
     /// The analysis of the position shown, as `/api/v1/position` gives it.
     position: Option<&'a Report>,
+    /// The review of the game's moves, as `/api/v1/review` gives it (when it has moves).
+    review: Option<&'a Review>,
     error: Option<&'a str>,
 }
 
@@ -477,17 +484,25 @@ fn moves_html(game: &Game, a: &crate::analysis::query::Analysis) -> String {
 }
 
 /// The moves played, one entry a ply, each a link to the game at that ply. Each entry
-/// keeps a `.mark` for a later per-ply mark (a review's blunder or kept).
-fn played_html(game: &Game) -> String {
+/// has a `.mark`: what the ply did to the result, from the game's review when there is
+/// one (a blunder, the best move, or a result kept less well).
+fn played_html(game: &Game, review: Option<&Review>) -> String {
     let mut out = String::new();
     let here = |k: usize| if k == game.at { r#" here" aria-current="step""# } else { "\"" };
     let _ = write!(out, r#"<li class="ply start{}><a href="{}">start</a></li>"#, here(0), esc(&game.url_at(0)));
     for (k, p) in game.moves.iter().enumerate() {
         let ply = k + 1;
         let future = if ply > game.at { " future" } else { "" };
+        let mark = match review.and_then(|r| r.plies.get(k)) {
+            Some(r) => {
+                let (text, class) = mark_of(r);
+                format!(r#"<span class="mark {class}" title="{}">{text}</span>"#, esc(&mark_title(r)))
+            }
+            None => r#"<span class="mark"></span>"#.to_string(),
+        };
         let _ = write!(
             out,
-            r#"<li class="ply{future}{} data-ply="{ply}"><a href="{}"><span class="n">{ply}.</span><span class="dot {}"></span><span class="mono">{}</span></a><span class="mark"></span></li>"#,
+            r#"<li class="ply{future}{} data-ply="{ply}"><a href="{}"><span class="n">{ply}.</span><span class="dot {}"></span><span class="mono">{}</span></a>{mark}</li>"#,
             here(ply),
             esc(&game.url_at(ply)),
             game.turn_at(k),
@@ -495,6 +510,73 @@ fn played_html(game: &Game) -> String {
         );
     }
     out
+}
+
+/// A judgement in a few characters: `win→loss`.
+fn judgement_words(j: Judgement) -> &'static str {
+    match j {
+        Judgement::Kept => "kept",
+        Judgement::WinToDraw => "win→draw",
+        Judgement::WinToLoss => "win→loss",
+        Judgement::DrawToLoss => "draw→loss",
+    }
+}
+
+/// A reviewed ply's mark and its class: `?? win→loss` for a won game thrown away, `?`
+/// for a win drawn or a draw lost, a tick for the best move, `kept` for a move that keeps
+/// the result less well (a slower win, a quicker loss). `explorer.js` writes the same.
+fn mark_of(p: &ReviewPly) -> (String, &'static str) {
+    match p.judgement {
+        Judgement::WinToLoss => (format!("?? {}", judgement_words(p.judgement)), "blunder severe"),
+        Judgement::WinToDraw | Judgement::DrawToLoss => (format!("? {}", judgement_words(p.judgement)), "blunder"),
+        Judgement::Kept if p.best_played => ("✓".into(), "best"),
+        Judgement::Kept => ("kept".into(), "kept"),
+    }
+}
+
+/// A value in a few words, as the move list gives it (`wins in 7`).
+fn value_words(verdict: Verdict, plies: Option<u32>) -> String {
+    match (verdict, plies.unwrap_or(0)) {
+        (Verdict::Draw, _) => "draw".into(),
+        (Verdict::ImmediateWin, _) | (Verdict::Win, 1) => "wins at once".into(),
+        (Verdict::Loss, 1) => "loses at once".into(),
+        (Verdict::Loss, n) => format!("loses in {n}"),
+        (Verdict::Win, n) => format!("wins in {n}"),
+    }
+}
+
+/// A reviewed ply's tooltip: the value before and after it, and the best move.
+fn mark_title(p: &ReviewPly) -> String {
+    format!(
+        "{} → {}; best {} ({})",
+        value_words(p.before.verdict, p.before.plies),
+        value_words(p.after.verdict, p.after.plies),
+        p.best.notation,
+        value_words(p.best.verdict, p.best.plies)
+    )
+}
+
+/// The line above the moves played: the blunders, each a link to its ply.
+fn review_html(game: &Game, review: Option<&Review>) -> String {
+    let Some(r) = review else { return String::new() };
+    let blunders: Vec<&ReviewPly> = r.plies.iter().filter(|p| p.blunder).collect();
+    if blunders.is_empty() {
+        return format!("No blunders in {}.", plies_text(r.plies.len() as u32));
+    }
+    let list: Vec<String> = blunders
+        .iter()
+        .map(|p| {
+            format!(
+                r#"<a href="{}" data-ply="{}">ply {}</a> ({})"#,
+                esc(&game.url_at(p.ply as usize)),
+                p.ply,
+                p.ply,
+                judgement_words(p.judgement)
+            )
+        })
+        .collect();
+    let n = blunders.len();
+    format!(r#"<strong>{n} {}</strong>: {}"#, if n == 1 { "blunder" } else { "blunders" }, list.join(", "))
 }
 
 /// A link attribute: `href="..."` when there is somewhere to go, else disabled.
@@ -517,6 +599,7 @@ pub fn render(db: &Database, query: &str) -> (u16, String) {
         Err(e) => (None, Some(e), 400),
     };
     let mut report: Option<Report> = None;
+    let mut review: Option<Review> = None;
     let mut fields: Vec<(&str, String)> = vec![("dbinfo", esc(&dbinfo)), ("side", g.side().to_string())];
     let (title, class);
     if let Some(game) = &game {
@@ -564,7 +647,17 @@ pub fn render(db: &Database, query: &str) -> (u16, String) {
         fields.push(("undo", href(undo)));
         fields.push(("redo", href(redo)));
         fields.push(("best", href(best)));
-        fields.push(("played", played_html(game)));
+        // The review of the moves played, for the marks (its failure only leaves them out;
+        // a longer game is left to the script, which fetches it).
+        if !game.moves.is_empty() && game.moves.len() <= PAGE_REVIEW_PLIES {
+            review = parse_with_prev(g, &game.board, game.prev.as_deref(), "prev")
+                .and_then(|(p, q)| {
+                    db.review(&p, q.as_ref(), &game.names().iter().map(|m| m.to_string()).collect::<Vec<_>>())
+                })
+                .ok();
+        }
+        fields.push(("played", played_html(game, review.as_ref())));
+        fields.push(("review", review_html(game, review.as_ref())));
         let json = match prev {
             Some(p) => format!("/api/v1/position?board={board}&prev={p}"),
             None => format!("/api/v1/position?board={board}"),
@@ -582,7 +675,7 @@ pub fn render(db: &Database, query: &str) -> (u16, String) {
         fields.push(("newgame", esc(&fresh.url(&[], None))));
     } else {
         (title, class) = (problem.take().unwrap_or_default(), "error");
-        for f in ["board", "moves", "turn", "played"] {
+        for f in ["board", "moves", "turn", "played", "review"] {
             fields.push((f, String::new()));
         }
         for f in ["undo", "redo", "best"] {
@@ -602,6 +695,7 @@ pub fn render(db: &Database, query: &str) -> (u16, String) {
         start: &start,
         game: game.as_ref(),
         position: report.as_ref(),
+        review: review.as_ref(),
         error: problem.as_deref(),
     };
     // Inside <script>, `<` is written as an escape so no `</script>` can end it early.

@@ -40,6 +40,8 @@ const S = {
   touch: false,     // the last pointer was a finger: a first tap on a move previews it
   armed: null,      // the move a first tap previewed
   refocus: false,   // a move was played from the keyboard: focus the next list's first move
+  review: null,     // the review of a game's moves: { key, data } or { key, error }
+  reviewing: null,  // the key of the review being fetched
 };
 
 const pretty = (b) => digits(b).match(new RegExp(`.{1,${S.side}}`, "g")).join("-");
@@ -417,8 +419,8 @@ function render() {
 }
 
 // The moves played, one entry a ply (the ones after the ply shown, greyed, are redo),
-// each a link to the game at that ply. Each entry keeps a `.mark` for a later per-ply
-// mark, such as a review's blunder or kept.
+// each a link to the game at that ply, with a `.mark`: what the ply did to the result,
+// from the game's review (drawReview).
 function drawPlayed() {
   const g = S.game;
   const ol = $("played");
@@ -448,6 +450,94 @@ function drawPlayed() {
   g.moves.forEach((p, i) => entry(i + 1, `<span class="n">${i + 1}.</span><span class="dot ${turnAt(g, i)}"></span><span class="mono">${p.move}</span>`));
   const here = ol.querySelector(".here");
   if (here && ol.scrollHeight > ol.clientHeight) ol.scrollTop = here.offsetTop - ol.offsetTop - ol.clientHeight / 2;
+  drawReview();
+}
+
+// ---- the review of the moves played ----
+
+// The game's start and moves as the review's query (the review is of every move, redo
+// ones included, so going back and forth in a game does not fetch it again).
+function reviewKey(g) {
+  return `board=${pretty(g.board)}${g.prev ? `&prev=${pretty(g.prev)}` : ""}&moves=${g.moves.map((m) => m.move).join(",")}`;
+}
+
+// The review of `g` when it is known; else it is fetched (once), and drawn when it comes.
+// Its own request: it neither aborts nor is aborted by the position's.
+function reviewOf(g) {
+  const key = reviewKey(g);
+  if (S.review && S.review.key === key) return S.review;
+  if (S.reviewing !== key) {
+    S.reviewing = key;
+    fetch(`/api/v1/review?${key}`)
+      .then(async (r) => {
+        let body;
+        try { body = await r.json(); } catch { body = { error: `the server answered ${r.status} without JSON` }; }
+        if (!r.ok) throw new Error(body.error || `HTTP ${r.status}`);
+        S.review = { key, data: body };
+      })
+      .catch((e) => { S.review = { key, error: e.message }; })
+      .finally(() => {
+        if (S.reviewing === key) S.reviewing = null;
+        if (S.game && !S.editing && reviewKey(S.game) === key) drawReview();
+      });
+  }
+  return null;
+}
+
+const JUDGED = { "win-to-draw": "win→draw", "win-to-loss": "win→loss", "draw-to-loss": "draw→loss", kept: "kept" };
+
+// A ply's mark and its class (page.rs writes the same without JavaScript).
+function markOf(p) {
+  if (p.judgement === "win-to-loss") return [`?? ${JUDGED[p.judgement]}`, "blunder severe"];
+  if (p.blunder) return [`? ${JUDGED[p.judgement]}`, "blunder"];
+  return p.best_played ? ["✓", "best"] : ["kept", "kept"];
+}
+
+function valueWords(v) {
+  return v.verdict === "immediate-win" ? "wins at once" : moveValue(v);
+}
+
+// The tooltip: the value before and after the ply, and the best move with its value.
+function markTitle(p) {
+  return `${valueWords(p.before)} → ${valueWords(p.after)}; best ${p.best.move} (${valueWords(p.best)})`;
+}
+
+// A link to ply `k` of the game, which shows it without reloading.
+function plyLink(k, text) {
+  const a = document.createElement("a");
+  a.href = gameUrl(S.game, S.game.moves, k);
+  a.dataset.ply = k;
+  a.textContent = text;
+  a.addEventListener("click", (e) => {
+    if (e.button !== 0 || e.ctrlKey || e.metaKey || e.shiftKey || e.altKey) return;
+    e.preventDefault();
+    if (k !== S.game.at) commit({ ...S.game, at: k });
+  });
+  return a;
+}
+
+// The marks of the moves played and the line above them: the blunders, each a link.
+function drawReview() {
+  const g = S.game, box = $("review");
+  box.textContent = "";
+  if (!g.moves.length) return;
+  const r = reviewOf(g);
+  if (!r) { box.innerHTML = `<span class="muted">Reviewing the game…</span>`; return; }
+  if (r.error) { box.innerHTML = `<span class="muted"></span>`; box.firstChild.textContent = `No review: ${r.error}`; return; }
+  for (const p of r.data.plies) {
+    const el = document.querySelector(`#played li[data-ply="${p.ply}"] .mark`);
+    if (!el) continue;
+    const [text, cls] = markOf(p);
+    el.textContent = text;
+    el.className = `mark ${cls}`;
+    el.title = markTitle(p);
+  }
+  const blunders = r.data.plies.filter((p) => p.blunder);
+  if (!blunders.length) { box.textContent = `No blunders in ${plyText(r.data.plies.length)}.`; return; }
+  const head = document.createElement("strong");
+  head.textContent = `${blunders.length} ${blunders.length === 1 ? "blunder" : "blunders"}`;
+  box.append(head, ": ");
+  blunders.forEach((p, i) => box.append(i ? ", " : "", plyLink(p.ply, `ply ${p.ply}`), ` (${JUDGED[p.judgement]})`));
 }
 
 // The game as text: its start, one ply a line, the result when it is over, its link.
@@ -883,6 +973,7 @@ function start() {
     moves: g.moves.map((p) => ({ move: p.move, board: digits(p.board), child: digits(p.child), ends: p.ends })),
     at: g.at, cpu: g.cpu, level: g.level,
   };
+  if (DATA.review) S.review = { key: reviewKey(S.game), data: DATA.review };
   wire();
   history.replaceState({ game: S.game }, "", gameUrl());
   load(DATA.position || undefined);
