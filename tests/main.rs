@@ -17,6 +17,8 @@ mod interesting;
 mod layers;
 // Every relative link of the markdown documents resolves.
 mod links;
+// Move generation on boards in notation (the notation sits above the moves).
+mod moves;
 mod published;
 mod query;
 // schema/FORMAT.md's table of files and schema/API.md's endpoints against the code.
