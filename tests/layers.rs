@@ -1,10 +1,20 @@
 //! The layer order of the library, as drawn in ARCHITECTURE.md (the first code block under
 //! `## Layers`, top layer first), holds in the source: every top-level module of `src/` is
 //! in the picture and every module in the picture exists, and no file of a module names a
-//! module of a layer above its own (`crate::Y`, `use crate::{Y, ..}` trees, `ostledb::Y`,
-//! and `super::` chains that climb to the crate root), `#[cfg(test)]` code included;
-//! comments and string and char literals are not code. `src/main.rs` and `src/lib.rs`
-//! are exempt. The checker is tested too, on source text it is given.
+//! module of a layer above its own: paths through the crate root (`crate::Y`, `ostledb::Y`,
+//! `use crate::{Y, ..}` trees, `super::` and `self::super::` chains that climb to it), and
+//! crate-root names that lib.rs re-exports (`pub use Y::x`), `#[cfg(test)]` code included;
+//! comments and string and char literals are not code. What would hide a module from
+//! that reading is refused in every file of `src/`: globs and aliases of the crate root
+//! (`use crate::*`, `use crate as c`, `extern crate self as x`, `use super::super as r`),
+//! `#[path]`, `include!`, `include_str!`/`include_bytes!` of `.rs` files,
+//! `#[macro_export]`, `#[macro_use]`, and in lib.rs anything but `mod x;`, `pub use`,
+//! attributes and unit structs (inline modules and code). Inside the folder of each
+//! top-level module, files must not import each other round a loop: each path is followed
+//! (through `use`, re-exports and globs) to the file that defines what it names, each
+//! child of a folder (a file, or a subfolder as a whole) is one member, the folder's own
+//! `mod.rs` none. `src/main.rs`, the binary, is only checked for the refused forms. The
+//! checker is tested too, on source text it is given.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -574,6 +584,7 @@ fn read(path: &str, text: &str) -> Scan {
         i += 1;
     }
     assert_eq!(braces, 0, "{path}: braces do not balance at the end: {MISREAD}");
+    r.out.refused.dedup();
     if is_lib {
         let globs: Vec<usize> = r.out.found.iter().filter(|f| f.kind == Kind::Glob).map(|f| f.line).collect();
         for line in globs {
@@ -1118,4 +1129,189 @@ fn a_brace_that_closes_nothing_fails_the_scan_as_a_misread() {
 #[should_panic(expected = "braces do not balance")]
 fn a_brace_left_open_fails_the_scan_as_a_misread() {
     scan("src/store/db.rs", "fn f() {\n");
+}
+
+/// The ways around the checker that `read` finds in `text` as the file `path`, one line each.
+fn refused(path: &str, text: &str) -> Vec<String> {
+    read(path, text).refused
+}
+
+#[test]
+fn globs_and_aliases_of_the_crate_root_are_refused() {
+    for text in [
+        "use crate::*;\n",
+        "use crate::{game, *};\n",
+        "pub use crate as c;\n",
+        "use crate::{self as c};\n",
+        "extern crate self as x;\n",
+        "use super::super as root;\n",
+        "use super::super::{self as root};\n",
+        "use self::super::super as root;\n",
+        "mod tests {\n    use super::super::super::*;\n}\n",
+        "fn f() { crate::$m::x(); }\n",
+    ] {
+        let r = refused("src/store/db.rs", text);
+        assert_eq!(r.len(), 1, "{text}: {r:?}");
+        assert!(r[0].starts_with("src/store/db.rs:"), "{r:?}");
+    }
+    assert_eq!(refused("src/store/mod.rs", "use super::*;\n").len(), 1);
+    assert!(refused("src/store/mod.rs", "use super::game::*;\n").is_empty());
+    // A glob or an alias of a module below the root is no way around.
+    let fine = "use super::*;\nuse crate::game::*;\nuse super::super::game as g;\nuse super::{self as s};\npub(crate) fn f() {}\npub(in crate::store) fn g() {}\n";
+    assert!(refused("src/store/db.rs", fine).is_empty(), "{:?}", refused("src/store/db.rs", fine));
+}
+
+#[test]
+fn self_and_super_chains_that_climb_to_the_crate_root_are_references() {
+    let text = "use self::super::super::cli::a;\n\
+                use super::self::super::solve::b;\n\
+                fn f() { self::super::super::cli::c(); }\n\
+                use self::super::keys::d;\n\
+                use self::super::{super::game, values};\n";
+    // src/store/db.rs is at depth 2: two `super` reach the crate root, `self` adds none.
+    assert_eq!(found(text), pairs(&[(1, "cli"), (2, "solve"), (3, "cli"), (5, "game")]));
+}
+
+#[test]
+fn path_attributes_includes_and_macros_across_modules_are_refused() {
+    for text in [
+        "#[path = \"../cli/mod.rs\"]\nmod sneaky;\n",
+        "#[cfg_attr(test, path = \"x.rs\")]\nmod x;\n",
+        "include!(\"../cli/query.rs\");\n",
+        "fn f() { include!(concat!(\"a\", \".rs\")); }\n",
+        "const S: &str = include_str!(\"../cli/query.rs\");\n",
+        "const S: &[u8] = include_bytes!(r#\"x.rs\"#);\n",
+        "const S: &str = include_str!(concat!(\"a\", \".html\"));\n",
+        "#[macro_export]\nmacro_rules! m { () => {} }\n",
+        "#[macro_use]\nmod m;\n",
+    ] {
+        let r = refused("src/store/db.rs", text);
+        assert_eq!(r.len(), 1, "{text}: {r:?}");
+    }
+    let e = refused("src/store/db.rs", "\n#[path = \"a.rs\"] mod a;\n");
+    assert!(e[0].starts_with("src/store/db.rs:2: `#[path"), "{e:?}");
+    // The same in src/main.rs, the binary.
+    assert_eq!(refused("src/main.rs", "include!(\"lib.rs\");\n").len(), 1);
+    let fine = "const I: &str = include_str!(\"assets/index.html\");\n\
+                #[doc = include_str!(\"../README.md\")]\nstruct S;\n\
+                fn f() { let path = 1; let _ = path; }\n#[derive(Debug)]\nstruct T;\n";
+    assert!(refused("src/store/db.rs", fine).is_empty(), "{:?}", refused("src/store/db.rs", fine));
+}
+
+#[test]
+fn lib_holds_only_module_declarations_and_re_exports_which_name_their_module() {
+    let fine = "//! Docs.\n#![warn(missing_docs)]\npub mod analysis;\n#[cfg(feature = \"cli\")]\npub mod cli;\nmod store;\n\
+                pub use error::Error;\npub use crate::game::{Geometry as G, moves::{self}};\n\
+                #[cfg(doctest)]\n#[doc = include_str!(\"../README.md\")]\npub struct ReadmeDoctests;\n";
+    assert!(refused("src/lib.rs", fine).is_empty(), "{:?}", refused("src/lib.rs", fine));
+    for text in [
+        "mod x {\n    pub fn f() {}\n}\n",
+        "pub mod x { use crate::cli; }\n",
+        "pub fn f() -> u32 { analysis::n() }\n",
+        "pub const N: u32 = analysis::N;\n",
+        "impl S {}\n",
+        "pub use analysis::*;\n",
+    ] {
+        let r = refused("src/lib.rs", text);
+        assert!(!r.is_empty() && r.iter().all(|e| e.starts_with("src/lib.rs:")), "{text}: {r:?}");
+    }
+    assert!(refused("src/lib.rs", "mod x {\n}\n")[0].contains("inline module in lib.rs"));
+    // A crate-root name that lib.rs re-exports is its module's.
+    let names = lib_reexports(fine);
+    assert_eq!(names.get("Error").map(String::as_str), Some("error"));
+    assert_eq!(names.get("G").map(String::as_str), Some("game"));
+    assert_eq!(names.get("moves").map(String::as_str), Some("game"));
+    let sneaky = lib_reexports("pub use solve::run as go;\n");
+    let refs = through_lib(scan("src/store/db.rs", "use crate::go;\nuse crate::Error;\n"), &sneaky);
+    assert_eq!(check(&layers(), &refs), ["src/store/db.rs:1: store (layer \"store\") names solve, a layer above it"]);
+}
+
+/// The import loops of a crate of the given files, each as its imports `from:line->to`.
+fn loops_of(files: &[(&str, &str)]) -> Vec<Vec<String>> {
+    let sources: Vec<(String, String)> = files.iter().map(|&(p, t)| (p.to_string(), t.to_string())).collect();
+    Crate::new(&sources)
+        .import_loops()
+        .iter()
+        .map(|l| {
+            l.iter()
+                .map(|i| {
+                    let short = |f: &str| f.trim_start_matches("src/").to_string();
+                    format!("{}:{}->{}", short(&i.from), i.line, short(&i.to))
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// A store folder of `values`, `cache` and `keys/` (`rank`), `values` importing `cache`
+/// as `values_text` says and `cache` as `cache_text` says.
+fn store(values_text: &str, cache_text: &str) -> Vec<Vec<String>> {
+    loops_of(&[
+        ("src/lib.rs", "pub mod store;\npub mod game;\n"),
+        ("src/game/mod.rs", "pub struct Geometry;\n"),
+        (
+            "src/store/mod.rs",
+            "pub mod cache;\npub mod keys;\npub mod values;\npub use values::Values;\npub use cache::*;\npub struct Shared;\n",
+        ),
+        ("src/store/values.rs", values_text),
+        ("src/store/cache.rs", cache_text),
+        ("src/store/keys/mod.rs", "mod rank;\npub use rank::Rank;\npub trait Backend {}\n"),
+        ("src/store/keys/rank.rs", "use super::Backend;\npub struct Rank;\nimpl Backend for Rank {}\n"),
+    ])
+}
+
+#[test]
+fn files_of_one_folder_that_import_each_other_round_a_loop_are_found_however_they_name_each_other() {
+    let values = "use crate::store::cache::Cache;\npub struct Values;\npub fn encode() {}\n";
+    let loop_of = |cache_line: usize| {
+        vec![vec![
+            format!("store/cache.rs:{cache_line}->store/values.rs"),
+            "store/values.rs:1->store/cache.rs".to_string(),
+        ]]
+    };
+    // Each way `cache` can name `values`, one a text.
+    for (cache, line) in [
+        ("use crate::store::values::encode;\npub struct Cache;\n", 1),
+        ("use super::values;\npub struct Cache;\n", 1),
+        ("pub struct Cache;\nfn f() { super::values::encode() }\n", 2),
+        ("pub struct Cache;\nfn f() { crate::store::values::encode() }\n", 2),
+        ("pub struct Cache;\nfn f() { self::super::values::encode() }\n", 2),
+        // Through the re-export of mod.rs.
+        ("use super::Values;\npub struct Cache;\n", 1),
+        ("pub struct Cache;\nfn f() -> crate::store::Values { todo!() }\n", 2),
+        // Through a glob of mod.rs, which brings its child modules.
+        ("use super::*;\npub struct Cache;\nfn f() { values::encode() }\n", 3),
+        ("pub struct Cache;\n#[cfg(test)]\nmod tests {\n    use crate::store::values::encode;\n}\n", 4),
+        ("use crate::store::{self, values::{self as v}};\npub struct Cache;\n", 1),
+    ] {
+        assert_eq!(store(values, cache), loop_of(line), "{cache}");
+    }
+    // A folder inside the folder is one member: `keys` (its mod.rs and rank.rs) and `values`.
+    let values_keys = "use super::keys::Rank;\npub struct Values;\npub fn encode() {}\n";
+    let l = loops_of(&[
+        ("src/lib.rs", "pub mod store;\n"),
+        ("src/store/mod.rs", "pub mod keys;\npub mod values;\n"),
+        ("src/store/values.rs", values_keys),
+        ("src/store/keys/mod.rs", "mod rank;\npub use rank::Rank;\n"),
+        ("src/store/keys/rank.rs", "use crate::store::values::encode;\npub struct Rank;\n"),
+    ]);
+    assert_eq!(l, [["store/keys/rank.rs:1->store/values.rs", "store/values.rs:1->store/keys/rank.rs"]]);
+    // Three files round one loop are one loop.
+    let l = loops_of(&[
+        ("src/lib.rs", "pub mod solve;\n"),
+        ("src/solve/mod.rs", "mod a;\nmod b;\nmod c;\n"),
+        ("src/solve/a.rs", "use super::b::B;\npub struct A;\n"),
+        ("src/solve/b.rs", "use super::c::C;\npub struct B;\n"),
+        ("src/solve/c.rs", "use super::a::A;\npub struct C;\n"),
+    ]);
+    assert_eq!(l, [["solve/a.rs:1->solve/b.rs", "solve/b.rs:1->solve/c.rs", "solve/c.rs:1->solve/a.rs"]]);
+}
+
+#[test]
+fn imports_one_way_and_between_a_folder_and_its_mod_rs_are_no_loop() {
+    let values = "use super::cache::Cache;\nuse super::Shared;\nuse crate::game::Geometry;\npub struct Values;\n";
+    // `cache` names its own items, mod.rs (what it defines), `keys` and another module.
+    let cache = "use super::Shared;\nuse super::keys::Backend;\nuse crate::game::Geometry;\npub struct Cache;\n\
+                 fn f() { Cache::new(); self::Cache::new(); }\n";
+    assert!(store(values, cache).is_empty(), "{:?}", store(values, cache));
 }
