@@ -47,7 +47,15 @@ fn main() {
     // unread (node depths from predecessors), to compare the two ways.
     let layers = match std::env::var_os("OSTLEDB_NO_LAYERS") {
         Some(_) => None,
-        None => NodeLayers::open(Path::new(&args[1]), &geom, file.summary()).unwrap_or_else(|e| {
+        None => NodeLayers::open(
+            Path::new(&args[1]),
+            &geom,
+            file.summary().layers.len() as u32,
+            file.summary().start,
+            file.summary().expand_checkmates,
+            file.summary().positions,
+        )
+        .unwrap_or_else(|e| {
             eprintln!("{e}");
             std::process::exit(1);
         }),

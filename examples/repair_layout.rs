@@ -16,7 +16,8 @@
 //! ```
 use ostledb::game::Phase;
 use ostledb::record::Packed;
-use ostledb::store::values::{encode_block, fill_immediate_wins};
+use ostledb::store::cache::encode_block;
+use ostledb::store::values::fill_immediate_wins;
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::time::Instant;

@@ -10,7 +10,8 @@
 //! ```
 use ostledb::game::{Phase, moves::is_immediate_win};
 use ostledb::record::Packed;
-use ostledb::store::values::{encode_block, load_file};
+use ostledb::store::cache::encode_block;
+use ostledb::store::values::load_file;
 use rayon::prelude::*;
 use std::time::Instant;
 use zstd::zstd_safe::{CCtx, CDict, CParameter, DCtx, DDict};

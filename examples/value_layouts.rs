@@ -14,7 +14,7 @@ mod common;
 use common::{RUN, sampled_runs};
 use ostledb::game::Phase;
 use ostledb::record::Packed;
-use ostledb::store::values::encode_block;
+use ostledb::store::cache::encode_block;
 use std::time::Instant;
 use zstd::zstd_safe::{CCtx, CParameter, DCtx};
 

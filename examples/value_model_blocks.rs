@@ -12,8 +12,8 @@
 mod common;
 use common::{RUN, sampled_runs};
 use ostledb::game::Phase;
+use ostledb::store::cache::encode_block;
 use ostledb::store::value_model::{Counts, Model};
-use ostledb::store::values::encode_block;
 use rayon::prelude::*;
 use std::time::Instant;
 

@@ -17,6 +17,8 @@ mod interesting;
 mod layers;
 // Every relative link of the markdown documents resolves.
 mod links;
+// Move generation on boards in notation (the notation sits above the moves).
+mod moves;
 mod published;
 mod query;
 // The published solver's own output (tests/data/reference-s8).

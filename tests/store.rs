@@ -508,7 +508,8 @@ fn stored_bfs_answers_as_the_search_in_memory() {
     use ostledb::game::node::{Convention, key_code, node_key};
     use ostledb::progress::Silent;
     use ostledb::solve::bfs::bfs_layers;
-    use ostledb::store::bfs::{BfsFile, file_name, write};
+    use ostledb::store::bfs::{BfsFile, write};
+    use ostledb::store::directory::bfs_file_name as file_name;
     let g = Geometry::standard();
     let dir = tmpdir("bfs");
     for convention in [Convention::Published, Convention::Strict] {
@@ -716,7 +717,7 @@ fn format_cases(name: &str) -> (PathBuf, Vec<FileCase>) {
     let b = blocks / 2;
     let (offset, end) = values::ValueFile::open(&data(&dir), &g, ph, n).unwrap().block_span(b as u32);
     let (offset, len) = (offset as usize, (end - offset) as usize);
-    let bpath = dir.join(bfs::file_name(Convention::Published));
+    let bpath = dir.join(ostledb::store::directory::bfs_file_name(Convention::Published));
     let f = std::fs::read(&bpath).unwrap();
     let entry = le_u64(&f, 40) as usize + 32;
     let (bfs_offset, bfs_len) = (le_u64(&f, entry + 8) as usize, le_u32(&f, entry + 16) as usize);

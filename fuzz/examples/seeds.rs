@@ -134,7 +134,7 @@ fn database() {
                 index_of(&t.geom).phase(phase_of(&name)).unwrap().len(),
             )
             .unwrap();
-            let block = ostledb::store::values::encode_block(&v.block(0).unwrap());
+            let block = ostledb::store::cache::encode_block(&v.block(0).unwrap());
             write("database", &format!("{name}-block0"), &[&[f, 2 | 4 | 3 << 3, 0][..], &block].concat());
         }
         if name.starts_with("bfs-") {

@@ -242,7 +242,7 @@ pub fn check_checksums(db: &Database, reporter: &dyn Reporter) -> Result<Checksu
         }
     }
     for c in [Convention::Published, Convention::Strict] {
-        let path = dir.join(crate::store::bfs::file_name(c)).display().to_string();
+        let path = dir.join(crate::store::directory::bfs_file_name(c)).display().to_string();
         match BfsFile::open(dir, db.geometry(), c) {
             Ok(Some(b)) => record(path, b.check())?,
             Ok(None) => {}
@@ -255,7 +255,14 @@ pub fn check_checksums(db: &Database, reporter: &dyn Reporter) -> Result<Checksu
             let summary = f.summary().clone();
             record(path, f.check())?;
             let layers_dir = dir.join(crate::store::node_layers::DIR_NAME).display().to_string();
-            match crate::store::node_layers::NodeLayers::open(dir, db.geometry(), &summary) {
+            match crate::store::node_layers::NodeLayers::open(
+                dir,
+                db.geometry(),
+                summary.layers.len() as u32,
+                summary.start,
+                summary.expand_checkmates,
+                summary.positions,
+            ) {
                 Ok(Some(layers)) => {
                     for (file, checked) in layers.check() {
                         record(file.display().to_string(), checked)?;

@@ -8,7 +8,8 @@ use serde::Serialize;
 use crate::cli::progress::CliReporter;
 use crate::cli::{CommonArgs, OnInterrupt, Signals, emit, emit_json, thousands};
 use crate::error::Error;
-use crate::game::node::{Convention, key_code, key_index, node_of};
+use crate::game::forbidden::node_of;
+use crate::game::node::{Convention, key_code, key_index};
 use crate::game::notation::{code_to_base64, format_board};
 use crate::game::position::Position;
 use crate::game::{Geometry, Phase};
@@ -265,7 +266,7 @@ pub fn run(args: BfsArgs, signals: &Signals) -> Result<(), Error> {
         let complete = matches!(report.stop, Stop::Exhausted);
         let len =
             crate::store::bfs::write(&args.common.db, g, convention, !args.no_checkmate_expansion, complete, &layers)?;
-        Some((args.common.db.join(crate::store::bfs::file_name(convention)), len))
+        Some((args.common.db.join(crate::store::directory::bfs_file_name(convention)), len))
     } else {
         None
     };

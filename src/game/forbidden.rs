@@ -3,9 +3,9 @@
 use crate::error::Error;
 use crate::game::geometry::{Dir, Geometry, NO_SQUARE, squares_of};
 use crate::game::moves::{MAX_MOVES, Move, Removal, Unmove, moves, play, play_piece, unmoves};
-use crate::game::node::pred_node_index;
+use crate::game::node::{node_key, pred_node_index};
 use crate::game::position::Position;
-use crate::game::symmetry::canonical_code;
+use crate::game::symmetry::{canonical, canonical_code};
 
 /// The move of `current`'s side to move that would recreate `previous` (written from the
 /// point of view of the side that was to move then), or `None` when the last move cannot
@@ -29,6 +29,13 @@ pub fn forbidden_move(geom: &Geometry, current: &Position, previous: &Position) 
 /// previous position (OSTLE.md section 2); the database is keyed this way.
 pub fn published_node_index(geom: &Geometry, canonical: &Position, previous: &Position) -> usize {
     first_index_reaching(geom, canonical, canonical_code(geom, previous))
+}
+
+/// The key of the node of `pos` (any orientation) reached from `previous` (the board
+/// before the last move, seen from its side to move), with the published node index.
+pub fn node_of(geom: &Geometry, pos: &Position, previous: Option<&Position>) -> u64 {
+    let (c, _) = canonical(geom, pos);
+    node_key(c.code(), previous.map_or(0, |p| published_node_index(geom, &c, p)))
 }
 
 /// The node index of the exact forbidden move `undo` of `pos`: 1 + the position, in

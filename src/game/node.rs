@@ -79,13 +79,6 @@ pub fn key_index(key: u64) -> usize {
     (key & ((1 << INDEX_BITS) - 1)) as usize
 }
 
-/// The key of the node of `pos` (any orientation) reached from `previous` (the board
-/// before the last move, seen from its side to move), with the published node index.
-pub fn node_of(geom: &Geometry, pos: &Position, previous: Option<&Position>) -> u64 {
-    let (c, _) = canonical(geom, pos);
-    node_key(c.code(), previous.map_or(0, |p| crate::game::forbidden::published_node_index(geom, &c, p)))
-}
-
 /// The key of the start node: the canonical initial position, nothing forbidden.
 pub fn start_key(geom: &Geometry) -> u64 {
     node_key(canonical_code(geom, &Position::initial(geom)), 0)

@@ -589,7 +589,15 @@ pub fn export_with(
     }
     let bfs_files = match (db.first_depths()?, db.bfs()?) {
         (Some(f), _) => {
-            let layers = crate::store::node_layers::NodeLayers::open(db.path(), geom, f.summary())?;
+            let s = f.summary();
+            let layers = crate::store::node_layers::NodeLayers::open(
+                db.path(),
+                geom,
+                s.layers.len() as u32,
+                s.start,
+                s.expand_checkmates,
+                s.positions,
+            )?;
             let from = (std::mem::take(&mut progress.bfs_files), std::mem::take(&mut progress.consumed));
             let mut file_done = |files: &[ExportedFile], mark: Mark| {
                 checkpoint.file_done(|| ExportProgress {

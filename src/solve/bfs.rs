@@ -34,7 +34,7 @@
 //! # Queries
 //!
 //! [`BfsReport::nodes`] keeps every computed layer; [`BfsNodes::depth_of`] binary-searches
-//! them for a node's depth, and [`node_of`](crate::game::node::node_of) turns a board and its forbidden move into a
+//! them for a node's depth, and [`node_of`](crate::game::forbidden::node_of) turns a board and its forbidden move into a
 //! key. A node not found has depth greater than the last computed layer (or is not
 //! reachable at all).
 
@@ -498,10 +498,11 @@ mod tests {
     use std::collections::HashSet;
 
     use super::*;
+    use crate::game::forbidden::node_of;
     use crate::game::forbidden::{ChildTable, first_index_reaching};
     use crate::game::moves::{Removal, move_index, play, transform_move};
     use crate::game::naive::ArrayBoard;
-    use crate::game::node::{children, node_of, pred_node_index};
+    use crate::game::node::{children, pred_node_index};
     use crate::game::symmetry::{canonical, canonical_code};
     use crate::progress::Silent;
 

@@ -28,9 +28,14 @@ use rayon::prelude::*;
 use crate::error::{Error, FileKind, checksum_mismatch, corrupt, io};
 use crate::game::{Geometry, Phase};
 use crate::solve::bfs::{LayerStats, PhaseLayer};
-use crate::solve::bfs_positions::{DEPTH_SHIFT, MAX_FIRST_DEPTH, NODE_BITS};
 use crate::store::file::{BlockOut, Hasher, check_version_and_sum, le_u32, le_u64, open_existing, write_streamed};
+use crate::store::node_layers::NODE_BITS;
 
+/// The first depth's place in a position's mask (bits 25..=31; the forbidden indices
+/// reached are [`NODE_BITS`]), as the search keeps it and this file stores it.
+pub(crate) const DEPTH_SHIFT: u32 = 25;
+/// The largest first depth a mask holds; deeper ones read as this.
+pub const MAX_FIRST_DEPTH: u32 = (1 << (32 - DEPTH_SHIFT)) - 1;
 /// The checkpoint's name inside its directory.
 pub const FILE_NAME: &str = "bfs-positions.ckpt";
 /// The first 8 bytes of a BFS checkpoint.
@@ -440,141 +445,4 @@ pub(crate) fn remove(dir: &Path) -> Result<(), Error> {
         }
     }
     if removed { crate::store::file::sync_dir(dir) } else { Ok(()) }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::sync::Arc;
-    use std::sync::atomic::AtomicBool;
-
-    use super::*;
-    use crate::index::GameNumbering;
-    use crate::progress::Silent;
-    use crate::solve::bfs_positions::{Checkpoints, bfs_first_depths_with};
-
-    /// A checkpoint of the 3x3 board (3 pieces, checkmates expanded) after depth 4, in a
-    /// directory of its own.
-    fn saved(name: &str) -> (PathBuf, Geometry) {
-        let dir = std::env::temp_dir().join(format!("ostledb-bfs-ckpt-file-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let g = Geometry::new(3, 3).expect("a valid board");
-        let stop = Arc::new(AtomicBool::new(false));
-        struct StopAt5(Arc<AtomicBool>);
-        impl crate::progress::Reporter for StopAt5 {
-            fn begin(&self, label: &str, _: u64) {
-                if label == "depth 4" {
-                    self.0.store(true, Relaxed);
-                }
-            }
-            fn advance(&self, _: u64) {}
-            fn end(&self) {}
-        }
-        let ck = Checkpoints { dir: Some(dir.clone()), every: None, stop: Some(stop.clone()), node_layers: false };
-        let e = bfs_first_depths_with(&g, true, u32::MAX, &ck, &StopAt5(stop)).expect_err("stopped");
-        assert!(matches!(e, Error::BfsStopped { depth: 4, checkpoint: Some(_) }), "{e:?}");
-        (dir, g)
-    }
-
-    /// Read the checkpoint in `dir` for a search of `g` as the search would.
-    fn read(dir: &Path, g: &Geometry, mates: bool, max_depth: u32) -> Result<Option<(PathBuf, Progress)>, Error> {
-        let universe = GameNumbering::build(g).expect("an index");
-        let masks: Vec<AtomicU32> = (0..universe.len()).map(|_| AtomicU32::new(0)).collect();
-        let s = g.start_pieces();
-        load(dir, g, &universe.phases(), Phase::new(s, s), mates, max_depth, &masks, |_, _| {})
-    }
-
-    #[test]
-    fn the_checkpoint_name_is_known_as_a_bfs_checkpoint() {
-        assert_eq!(FileKind::of_path(Path::new(FILE_NAME)), Some(FileKind::BfsCheckpoint));
-        assert_eq!(FileKind::of_path(&file(Path::new("db"))), Some(FileKind::BfsCheckpoint));
-    }
-
-    /// Any flipped byte, any truncation and an extra byte is an error (a damaged file,
-    /// never a panic, never read as a valid one), which names the file and says how to
-    /// start over; the file is left in place.
-    #[test]
-    fn every_damaged_checkpoint_is_refused() {
-        let (dir, g) = saved("damage");
-        let path = file(&dir);
-        let (_, p) = read(&dir, &g, true, u32::MAX).expect("intact").expect("there");
-        assert_eq!(p.layers.len(), 5);
-        let bytes = std::fs::read(&path).expect("the checkpoint");
-        assert!(bytes.len() < 200_000, "{} bytes", bytes.len());
-        let damaged = |b: &[u8], what: &str| {
-            std::fs::write(&path, b).expect("written");
-            let e = read(&dir, &g, true, u32::MAX).expect_err(what);
-            assert!(
-                matches!(e, Error::Corrupt { .. } | Error::BadMagic { .. } | Error::ChecksumMismatch { .. }),
-                "{what}: {e:?}"
-            );
-            e
-        };
-        for k in 0..bytes.len() {
-            let mut b = bytes.clone();
-            b[k] ^= 0x10;
-            damaged(&b, &format!("byte {k}"));
-        }
-        for len in [0, 10, HEADER_LEN - 1, HEADER_LEN, HEADER_LEN + 100, bytes.len() / 2, bytes.len() - 1] {
-            let e = damaged(&bytes[..len], &format!("length {len}"));
-            assert!(matches!(e, Error::Corrupt { .. }), "length {len}: {e:?}");
-        }
-        let mut longer = bytes.clone();
-        longer.push(0);
-        let e = damaged(&longer, "one byte more");
-        let text = e.to_string();
-        assert!(text.contains(&path.display().to_string()) && text.contains("delete it to start over"), "{text}");
-        let mut body = bytes.clone();
-        body[HEADER_LEN + 8] ^= 0x01;
-        let e = damaged(&body, "a byte of the body");
-        assert!(e.to_string().contains("start over"), "{e}");
-        // A damaged checkpoint stops the search with the same error, and stays.
-        std::fs::write(&path, &body).expect("written");
-        let ck = Checkpoints { dir: Some(dir.clone()), every: None, stop: None, node_layers: false };
-        let e = bfs_first_depths_with(&g, true, u32::MAX, &ck, &Silent).expect_err("damaged");
-        assert!(matches!(e, Error::Corrupt { .. } | Error::ChecksumMismatch { .. }), "{e:?}");
-        assert!(path.is_file());
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-
-    /// A checkpoint of another search is refused, naming the file and saying how to
-    /// start over: another board, the other checkmate convention, a depth past the
-    /// `max_depth` asked for. The same depth, or a larger `max_depth`, reads.
-    #[test]
-    fn a_checkpoint_of_another_search_is_refused() {
-        let (dir, g) = saved("other");
-        let path = file(&dir);
-        let refused = |e: Error, what: &str| {
-            let text = e.to_string();
-            assert!(matches!(e, Error::InvalidArgument(_)), "{what}: {e:?}");
-            assert!(text.contains(&path.display().to_string()) && text.contains("start over"), "{what}: {text}");
-            text
-        };
-        let other = Geometry::new(4, 3).expect("a valid board");
-        let text = refused(read(&dir, &other, true, u32::MAX).expect_err("another board"), "board");
-        assert!(text.contains("3x3 board with 3 pieces"), "{text}");
-        let text = refused(read(&dir, &g, false, u32::MAX).expect_err("no checkmate expansion"), "checkmates");
-        assert!(text.contains("--no-checkmate-expansion"), "{text}");
-        let text = refused(read(&dir, &g, true, 3).expect_err("past max_depth"), "depth");
-        assert!(text.contains("depth 4"), "{text}");
-        for max_depth in [4, 5, u32::MAX] {
-            assert!(read(&dir, &g, true, max_depth).expect("the same search").is_some(), "{max_depth}");
-        }
-        // Through the search: refused, and the checkpoint is kept.
-        let ck = Checkpoints { dir: Some(dir.clone()), every: None, stop: None, node_layers: false };
-        let e = bfs_first_depths_with(&other, true, u32::MAX, &ck, &Silent).expect_err("another board");
-        refused(e, "search on another board");
-        let e = bfs_first_depths_with(&g, false, u32::MAX, &ck, &Silent).expect_err("other checkmates");
-        refused(e, "search with other checkmates");
-        let e = crate::solve::bfs_positions::bfs_first_depths_from(&g, Phase::new(3, 2), true, u32::MAX, &ck, &Silent)
-            .expect_err("another start");
-        let text = refused(e, "search from another start");
-        assert!(
-            text.contains(
-                "over 4 phases (2436 positions), this one covers 3 (1788 positions) from a start in phase (3,2)"
-            ),
-            "{text}"
-        );
-        assert!(path.is_file());
-        let _ = std::fs::remove_dir_all(&dir);
-    }
 }

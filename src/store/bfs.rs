@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex};
 use crate::error::{Error, FileKind, checksum_mismatch, corrupt, io};
 use crate::game::node::Convention;
 use crate::game::{Geometry, Phase};
+use crate::store::directory::{WriteLock, bfs_file_name};
 use crate::store::file::{
     IndexAt, IndexedOut, checksum, decompress, le_u32, le_u64, open_with_header, prefix, read_index, read_summed,
     remove_on_error, rename_durably, temp_name,
@@ -31,11 +32,6 @@ pub const HEADER_LEN: usize = 80;
 pub const ENTRY_LEN: usize = 32;
 /// Keys per block.
 pub const BLOCK_KEYS: u32 = 1 << 16;
-
-/// The file name for a convention: `bfs-published.zst` or `bfs-strict.zst`.
-pub fn file_name(convention: Convention) -> String {
-    format!("bfs-{}.zst", convention.name())
-}
 
 /// What a BFS file says about its search.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -131,8 +127,8 @@ pub fn write(
     if layers.len() > 256 {
         return Err(Error::InvalidArgument("a BFS file holds at most 256 depths".into()));
     }
-    let _lock = crate::store::directory::WriteLock::acquire(dir, "ostledb bfs --store")?;
-    let path = dir.join(file_name(convention));
+    let _lock = WriteLock::acquire(dir, "ostledb bfs --store")?;
+    let path = dir.join(bfs_file_name(convention));
     let tmp = temp_name(&path);
     let r = (|| -> Result<u64, Error> {
         let mut out = IndexedOut::create(&tmp, HEADER_LEN)?;
@@ -239,7 +235,7 @@ impl std::fmt::Debug for BfsFile {
 impl BfsFile {
     /// Open the BFS file of `convention` in `dir`: `Ok(None)` when there is none.
     pub fn open(dir: &Path, geom: &Geometry, convention: Convention) -> Result<Option<BfsFile>, Error> {
-        let path = dir.join(file_name(convention));
+        let path = dir.join(bfs_file_name(convention));
         let Some((mut file, h, len)) = open_with_header::<HEADER_LEN>(&path, &MAGIC, VERSION, FileKind::Bfs, geom)?
         else {
             return Ok(None);

@@ -12,6 +12,56 @@ use std::sync::{Arc, Mutex};
 
 use crate::record::{Packed, Val};
 
+/// Encode the records of consecutive positions into a block's planes.
+pub fn encode_block(records: &[u64]) -> Vec<u8> {
+    let m = records.len();
+    let e = records.iter().filter(|&&r| Packed(r).special_move() != 0).count();
+    let mut out = vec![0u8; 3 * m + 2 * e];
+    let (planes, special) = out.split_at_mut(3 * m);
+    let (lo_sp, hi_sp) = special.split_at_mut(e);
+    let mut k = 0;
+    for (i, &r) in records.iter().enumerate() {
+        let r = Packed(r);
+        [planes[i], planes[m + i]] = r.base().to_le_bytes();
+        let s = r.special_move();
+        planes[2 * m + i] = s as u8;
+        if s != 0 {
+            [lo_sp[k], hi_sp[k]] = r.special().to_le_bytes();
+            k += 1;
+        }
+    }
+    out
+}
+
+/// Decode a block's planes back into records (`None` if they are not a valid block of
+/// `m` positions).
+pub fn decode_block(bytes: &[u8], m: usize) -> Option<Vec<u64>> {
+    if bytes.len() < 3 * m {
+        return None;
+    }
+    let (planes, special) = bytes.split_at(3 * m);
+    let s = &planes[2 * m..];
+    if s.iter().any(|&s| s > 31) {
+        return None;
+    }
+    let e = s.iter().filter(|&&s| s != 0).count();
+    if special.len() != 2 * e {
+        return None;
+    }
+    let mut k = 0;
+    let mut out = Vec::with_capacity(m);
+    for i in 0..m {
+        let base = Val::from_le_bytes([planes[i], planes[m + i]]);
+        let mut special_value = 0;
+        if s[i] != 0 {
+            special_value = Val::from_le_bytes([special[k], special[e + k]]);
+            k += 1;
+        }
+        out.push(Packed::new(base, s[i] as u32, special_value).0);
+    }
+    Some(out)
+}
+
 /// The most a database's cache holds unless told otherwise ([`default_budget`]).
 pub const DEFAULT_CACHE_BYTES: usize = 512 << 20;
 
@@ -83,8 +133,7 @@ impl Decoded {
     /// Build from packed records (see `schema/FORMAT.md`: base in bits 0..16, special
     /// value in 16..32, special move in 32..37).
     pub fn from_records(records: &[u64]) -> Decoded {
-        Decoded::from_planes(crate::store::values::encode_block(records), records.len(), false)
-            .expect("encoded planes are consistent")
+        Decoded::from_planes(encode_block(records), records.len(), false).expect("encoded planes are consistent")
     }
 
     /// Build from a block's decoded planes of `m` positions; `elided`: the file stores
@@ -471,7 +520,6 @@ mod tests {
 
     #[test]
     fn blocks_decoded_from_planes_equal_blocks_from_records() {
-        use crate::store::values::encode_block;
         for n in [0usize, 1, 63, 64, 65, 1000, 4096] {
             let r = records(n, n as u64 + 11);
             let planes = encode_block(&r);

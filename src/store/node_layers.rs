@@ -30,7 +30,6 @@ use crate::store::file::{
     IndexAt, IndexedOut, checksum, decompress, fault_point, le_u32, le_u64, open_with_header, prefix, read_index,
     read_summed, remove_on_error, rename_durably, sync_dir, temp_name,
 };
-use crate::store::first_depths::FirstDepthSummary;
 
 /// The first 8 bytes of a node-layer file.
 pub const MAGIC: [u8; 8] = *b"OSTLEBNL";
@@ -311,20 +310,26 @@ pub struct NodeLayers {
 }
 
 impl NodeLayers {
-    /// Open the node layers in database directory `db` of the search `summary`
-    /// describes (its first-depth file's): `Ok(None)` when there are none. Every layer of
-    /// that search must be there, of the same search (board, checkmates, positions), and
-    /// no other.
-    pub fn open(db: &Path, geom: &Geometry, summary: &FirstDepthSummary) -> Result<Option<NodeLayers>, Error> {
+    /// Open the node layers in database directory `db` of the search of `depths` layers
+    /// from a start in phase `start` over `positions` positions, immediate wins expanded
+    /// or not (`expand_checkmates`), as its first-depth file's summary says: `Ok(None)`
+    /// when there are none. Every layer of that search must be there, of the same search
+    /// (board, start, checkmates, positions), and no other.
+    pub fn open(
+        db: &Path,
+        geom: &Geometry,
+        depths: u32,
+        start: Phase,
+        expand_checkmates: bool,
+        positions: u64,
+    ) -> Result<Option<NodeLayers>, Error> {
         let dir = db.join(DIR_NAME);
         if !dir.is_dir() {
             return Ok(None);
         }
-        let depths = summary.layers.len() as u32;
         let mut layers = Vec::with_capacity(depths as usize);
         for d in 0..depths {
-            let search = (summary.start, summary.expand_checkmates);
-            let Some(f) = LayerFile::open(&dir, geom, d, search, summary.positions)? else {
+            let Some(f) = LayerFile::open(&dir, geom, d, (start, expand_checkmates), positions)? else {
                 return Err(corrupt(
                     &dir,
                     format!("no file of layer {d}, though the stored search has {depths} layers"),

@@ -845,7 +845,7 @@ fn decode(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::values::{decode_block, encode_block};
+    use crate::store::cache::{decode_block, encode_block};
 
     /// Records like a phase's: runs of equal values, a few special moves.
     fn records(n: usize, seed: u64) -> Vec<u64> {

@@ -60,7 +60,7 @@ use crate::index::PhaseIndex;
 use crate::index::PlayerSets;
 use crate::record::value::win;
 use crate::record::{Packed, PhaseValues, Val};
-use crate::store::cache::{BlockCache, Decoded, default_budget};
+use crate::store::cache::{BlockCache, Decoded, decode_block, default_budget, encode_block};
 use crate::store::file::{
     IndexAt, IndexedOut, check_header, checksum, decompress, ends_with_checksum, fault_point, header_version, le_u32,
     le_u64, open_regular, prefix, read_index, remove_on_error, rename_durably, temp_name,
@@ -248,56 +248,6 @@ struct Entry {
     len: u32,
     decoded: u32,
     sum: u64,
-}
-
-/// Encode the records of consecutive positions into a block's planes.
-pub fn encode_block(records: &[u64]) -> Vec<u8> {
-    let m = records.len();
-    let e = records.iter().filter(|&&r| Packed(r).special_move() != 0).count();
-    let mut out = vec![0u8; 3 * m + 2 * e];
-    let (planes, special) = out.split_at_mut(3 * m);
-    let (lo_sp, hi_sp) = special.split_at_mut(e);
-    let mut k = 0;
-    for (i, &r) in records.iter().enumerate() {
-        let r = Packed(r);
-        [planes[i], planes[m + i]] = r.base().to_le_bytes();
-        let s = r.special_move();
-        planes[2 * m + i] = s as u8;
-        if s != 0 {
-            [lo_sp[k], hi_sp[k]] = r.special().to_le_bytes();
-            k += 1;
-        }
-    }
-    out
-}
-
-/// Decode a block's planes back into records (`None` if they are not a valid block of
-/// `m` positions).
-pub fn decode_block(bytes: &[u8], m: usize) -> Option<Vec<u64>> {
-    if bytes.len() < 3 * m {
-        return None;
-    }
-    let (planes, special) = bytes.split_at(3 * m);
-    let s = &planes[2 * m..];
-    if s.iter().any(|&s| s > 31) {
-        return None;
-    }
-    let e = s.iter().filter(|&&s| s != 0).count();
-    if special.len() != 2 * e {
-        return None;
-    }
-    let mut k = 0;
-    let mut out = Vec::with_capacity(m);
-    for i in 0..m {
-        let base = Val::from_le_bytes([planes[i], planes[m + i]]);
-        let mut special_value = 0;
-        if s[i] != 0 {
-            special_value = Val::from_le_bytes([special[k], special[e + k]]);
-            k += 1;
-        }
-        out.push(Packed::new(base, s[i] as u32, special_value).0);
-    }
-    Some(out)
 }
 
 /// A v3 or v4 header (`model_len`: v4's model bytes, without their checksum).
