@@ -131,7 +131,7 @@ fn the_solvers_sample_lines_are_ostledbs() {
 fn the_first_bfs_files_to_depth_10_are_the_solvers() {
     let g = Geometry::standard();
     let run = "depth-10";
-    let dir = tmpdir("depth-10");
+    let dir = tmpdir("first-files-depth-10");
     let (report, depths) = bfs_first_depths_from(g, start(), true, 10, &Checkpoints::default(), &Silent).unwrap();
     let layers: Vec<String> = report.layers.iter().map(|l| l.nodes.to_string()).collect();
     assert_eq!(layers.join(" "), fact(run, "layers"), "the solver's layers to depth 10");
@@ -171,7 +171,7 @@ fn every_bfs_file_and_the_fingerprint_are_the_solvers() {
     let g = Geometry::standard();
     for run in runs() {
         let depth = if run == "depth-10" { 10 } else { 255 };
-        let dir = tmpdir(run);
+        let dir = tmpdir(&format!("every-file-{run}"));
         let (report, depths) =
             bfs_first_depths_from(g, start(), true, depth, &Checkpoints::default(), &Silent).unwrap();
         let layers: Vec<String> = report.layers.iter().map(|l| l.nodes.to_string()).collect();
