@@ -91,3 +91,35 @@ fn the_link_check_finds_a_broken_link_and_skips_code_and_urls() {
     assert_eq!(links(text).len(), 5);
     assert_eq!(broken("README.md", text), vec!["README.md:2: `docs/no-such-file.md` does not exist".to_string()]);
 }
+
+/// The lines of `text` that name a directory of someone's machine (a home or work
+/// directory), as `name:line: text`.
+fn machine_paths(name: &str, text: &str) -> Vec<String> {
+    // Built from pieces, so that this file does not name them itself.
+    let dirs = ["work", "home", "root", "Users"].map(|d| format!("/{d}/"));
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| dirs.iter().any(|d| l.contains(d.as_str())))
+        .map(|(n, l)| format!("{name}:{}: {}", n + 1, l.trim()))
+        .collect()
+}
+
+/// The documents and the scripts of `tools/` name no path of the machine they were
+/// written on: a reader's machine has none of them (examples say `DB`, `DIR`).
+#[test]
+fn no_document_or_script_names_a_path_of_a_developers_machine() {
+    let mut files = documents();
+    for e in std::fs::read_dir(root().join("tools")).expect("tools/") {
+        let name = e.expect("read dir").file_name().into_string().expect("UTF-8 name");
+        files.push(format!("tools/{name}"));
+    }
+    let mut found = Vec::new();
+    for f in &files {
+        let Ok(text) = std::fs::read_to_string(root().join(f)) else { continue };
+        found.extend(machine_paths(f, &text));
+    }
+    assert!(files.len() > 10, "{files:?}");
+    assert!(found.is_empty(), "paths of a machine:\n{}", found.join("\n"));
+    let planted = format!("served from `{}db44`\nand `DB` here\n", ["/", "work", "/"].concat());
+    assert_eq!(machine_paths("x.md", &planted), vec!["x.md:1: served from `/work/db44`".to_string()]);
+}
