@@ -14,13 +14,16 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use ostledb::game::node::{Convention, node_key};
 use ostledb::game::notation::base64_to_code;
 use ostledb::game::symmetry::canonical_code;
 use ostledb::game::{Geometry, Phase, Position};
 use ostledb::progress::Silent;
 use ostledb::published::export::{ExportedFile, export_bfs_by_positions, run_fingerprint};
+use ostledb::published::import::import_bfs;
 use ostledb::published::{FIELDS, LINES_PER_FILE, bfs_nontrivial_nodes, write_bfs_line};
 use ostledb::solve::bfs_positions::{Checkpoints, bfs_first_depths_from, store_first_depths};
+use ostledb::store::bfs::BfsFile;
 use ostledb::store::first_depths::FirstDepthFile;
 
 const MAX: u32 = 8;
@@ -120,6 +123,41 @@ fn the_solvers_sample_lines_are_ostledbs() {
         }
         assert!(start_seen, "{run}: the samples hold the start's line");
         assert_eq!(unreached_seen, fact(run, "minus-ones") != "0", "{run}: a sample with -1 when the run has one");
+    }
+}
+
+/// `import` reads the solver's lines: its sample lines, as a BFS file of their own
+/// (ascending codes, as in its files), are accepted, and the database then holds
+/// exactly their depths: every depth field a node at that depth, every `-1` and empty
+/// field no node.
+#[test]
+fn the_solvers_sample_lines_import_to_their_own_depths() {
+    let g = Geometry::standard();
+    for run in runs() {
+        let dir = tmpdir(&format!("import-{run}"));
+        let file = dir.join(ostledb::published::file_name(MAX, ostledb::published::Kind::Bfs, 0));
+        let samples = samples(run);
+        let text: String = samples.iter().map(|(_, _, line)| format!("{line}\n")).collect();
+        std::fs::write(&file, text).unwrap();
+        let db = dir.join("db");
+        std::fs::create_dir(&db).unwrap();
+        let nodes = import_bfs(g, MAX, std::slice::from_ref(&file), &db).unwrap();
+        let bfs = BfsFile::open(&db, g, Convention::Published).unwrap().expect("imported");
+        let mut depths = 0;
+        for (f, n, line) in &samples {
+            let mut parts = line.split(',');
+            let code = base64_to_code(parts.next().unwrap()).unwrap();
+            let fields: Vec<&str> = parts.filter(|f| *f != "checkmate").collect();
+            for (j, field) in fields.iter().enumerate() {
+                let want = field.parse::<u32>().ok();
+                depths += want.is_some() as u64;
+                let got = bfs.depth_of_key(node_key(code, j)).unwrap();
+                assert_eq!(got, want, "{run}/{f}:{n} field {j}: {line}");
+            }
+        }
+        assert_eq!(nodes, depths, "{run}: the nodes read");
+        assert!(depths > 0, "{run}: the samples hold depths");
+        let _ = std::fs::remove_dir_all(dir);
     }
 }
 

@@ -23,7 +23,7 @@ use crate::analysis::opponent::{Level, choose};
 use crate::analysis::query::{DEFAULT_LINE_PLIES, MAX_LINE_PLIES, MoveLine, answer, split_moves};
 use crate::error::Error;
 use crate::serve::Limits;
-use crate::serve::{assets, page};
+use crate::serve::{assets, page, query_string};
 use crate::store::Database;
 
 /// The version of the API, the first part of its paths.
@@ -144,11 +144,6 @@ impl ApiError {
 
     fn bad(message: impl Into<String>) -> ApiError {
         ApiError::new(StatusCode::BAD_REQUEST, message)
-    }
-
-    /// What went wrong, in words.
-    pub(crate) fn message(&self) -> &str {
-        &self.message
     }
 }
 
@@ -370,26 +365,12 @@ impl Params {
                 ),
             ));
         }
-        let mut out: Vec<(String, String)> = Vec::new();
-        for part in query.split('&').filter(|p| !p.is_empty()) {
-            let (k, v) = part.split_once('=').unwrap_or((part, ""));
-            let k = decode(k)?;
-            let v = decode(v)?;
-            if !allowed.contains(&k.as_str()) {
-                let takes = match allowed {
-                    [] => "no parameters".to_string(),
-                    _ => allowed.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", "),
-                };
-                return Err(ApiError::bad(format!(
-                    "unknown parameter `{}`; this endpoint takes {takes}",
-                    crate::error::shown_input(&k, k.len()),
-                )));
-            }
-            if out.iter().any(|(seen, _)| *seen == k) {
-                return Err(ApiError::bad(format!("the parameter `{k}` is given twice")));
-            }
-            out.push((k, v));
-        }
+        let takes = match allowed {
+            [] => "no parameters".to_string(),
+            _ => allowed.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", "),
+        };
+        let unknown = |k: &str| format!("unknown parameter `{k}`; this endpoint takes {takes}");
+        let out = query_string::parameters(query, allowed, unknown).map_err(ApiError::bad)?;
         Ok(Params(out))
     }
 
@@ -428,34 +409,6 @@ impl Params {
             },
         }
     }
-}
-
-/// Percent-decode one part of a query string (`+` is a space), as UTF-8.
-pub(crate) fn decode(s: &str) -> Result<String, ApiError> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' => {
-                let hex = bytes.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
-                match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
-                    Some(b) => out.push(b),
-                    None => return Err(ApiError::bad("a `%` in the query string is not followed by two hex digits")),
-                }
-                i += 2;
-            }
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8(out).map_err(|e| {
-        ApiError::bad(format!(
-            "the query string is not UTF-8 once decoded (byte {} is not valid); a board is 25 digits",
-            e.utf8_error().valid_up_to() + 1
-        ))
-    })
 }
 
 /// `GET /api/v1/position?board=B[&prev=P][&moves=M]`: what `ostledb query --json
@@ -832,16 +785,6 @@ mod tests {
         let e = app.probe(|_| -> Result<(), Error> { panic!("a bug") }).await.unwrap_err();
         assert_eq!(e.status, StatusCode::INTERNAL_SERVER_ERROR);
         assert_eq!(app.probe(|db| Ok(db.geometry().side())).await.unwrap(), 3);
-    }
-
-    #[test]
-    fn percent_decoding_takes_escapes_and_plus_and_refuses_bad_ones() {
-        assert_eq!(decode("22220-00000%2D00300+x").unwrap(), "22220-00000-00300 x");
-        assert!(decode("%G1").is_err());
-        assert!(decode("%2").is_err());
-        let e = decode("%FF%FE").unwrap_err();
-        assert_eq!(e.status, StatusCode::BAD_REQUEST);
-        assert!(e.message.contains("not UTF-8"), "{}", e.message);
     }
 
     #[test]

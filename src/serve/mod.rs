@@ -24,6 +24,7 @@ pub mod api;
 pub mod assets;
 pub mod connections;
 pub mod page;
+pub(crate) mod query_string;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;

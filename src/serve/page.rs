@@ -177,24 +177,10 @@ pub fn start_board(db: &Database) -> String {
 
 /// The parameters of a page's URL, percent-decoded.
 fn params(query: &str) -> Result<Vec<(String, String)>, String> {
-    let mut out: Vec<(String, String)> = Vec::new();
-    for part in query.split('&').filter(|p| !p.is_empty()) {
-        let (k, v) = part.split_once('=').unwrap_or((part, ""));
-        let k = crate::serve::api::decode(k).map_err(|e| e.message().to_string())?;
-        let v = crate::serve::api::decode(v).map_err(|e| e.message().to_string())?;
-        const KNOWN: [&str; 8] = ["board", "prev", "turn", "moves", "at", "cpu", "level", "over"];
-        if !KNOWN.contains(&k.as_str()) {
-            return Err(format!(
-                "unknown parameter `{}` in the page's URL; it takes board, prev, turn, moves, at, cpu and level",
-                crate::error::shown_input(&k, k.len())
-            ));
-        }
-        if out.iter().any(|(seen, _)| *seen == k) {
-            return Err(format!("the parameter `{k}` is given twice"));
-        }
-        out.push((k, v));
-    }
-    Ok(out)
+    const KNOWN: [&str; 8] = ["board", "prev", "turn", "moves", "at", "cpu", "level", "over"];
+    crate::serve::query_string::parameters(query, &KNOWN, |k| {
+        format!("unknown parameter `{k}` in the page's URL; it takes board, prev, turn, moves, at, cpu and level")
+    })
 }
 
 /// Read a game from a page's query string and replay its moves. A move that cannot be
