@@ -238,6 +238,7 @@ impl Input {
 /// with checkmates expanded as `expand_checkmates` says, to `max_depth`: `Ok(None)` when
 /// there is none. `set_frontier(w, bits)` stores frontier word `w` (only the words not
 /// zero). Returns the file and what else the checkpoint holds.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn load(
     dir: &Path,
     geom: &Geometry,

@@ -73,6 +73,7 @@ struct Entry {
 /// bitmap `touched` (bit `g % 64` of word `g / 64` for the position of global number
 /// `g`, of `positions`) with their masks, `mask(g)` (only [`NODE_BITS`]). Returns the
 /// file's length and the number of positions written.
+#[allow(clippy::too_many_arguments)]
 pub fn write_layer(
     dir: &Path,
     geom: &Geometry,
