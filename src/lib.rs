@@ -33,6 +33,8 @@
 //! * [`record`]: what is known about a solved position: [`record::Outcome`], value codes,
 //!   the 64-bit [`record::Packed`] record, the records of a phase.
 //! * [`probe`]: the one way to value a node and its moves over a [`probe::RecordSource`].
+//! * [`file`](mod@file): what every stored file shares: headers, xxh3 checksums, block indexes,
+//!   streamed and atomic writes (temporary name, fsync, rename).
 //! * [`store`]: the result database: [`store::Database`] opens a solved database and
 //!   answers probes; values in zstd blocks, keys mapped to indexes by a lookup backend.
 //! * [`solve`]: the retrograde solver and the breadth-first search.
@@ -60,6 +62,7 @@ pub mod bench;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod error;
+pub mod file;
 pub mod game;
 pub mod index;
 pub mod probe;

@@ -685,7 +685,7 @@ fn a_digest_from_records_resolved_by_groups_equals_the_plain_one_and_survives_cr
     let i = i.expect("a win");
     let w = u32::from_le_bytes(b[i..i + 4].try_into().unwrap()) + 2;
     b[i..i + 4].copy_from_slice(&w.to_le_bytes());
-    let sum = ostledb::store::file::checksum(&b[32..]);
+    let sum = ostledb::file::checksum(&b[32..]);
     b[24..32].copy_from_slice(&sum.to_le_bytes());
     std::fs::write(&target, b).unwrap();
     let keep = [&dir_arg[..], &["--keep-records"]].concat();
@@ -863,7 +863,7 @@ fn resolved_records_are_shared_by_walks_and_checked_before_use() {
     use ostledb::analysis::stats::database_stats;
     use ostledb::analysis::sweep::Checkpoint;
     use ostledb::analysis::verify::verify_database;
-    use ostledb::store::file::checksum;
+    use ostledb::file::checksum;
     use ostledb::store::resolved::ResolvedDir;
 
     let dir = solved_db("resolved-shared");
@@ -970,7 +970,7 @@ fn resolved_records_are_shared_by_walks_and_checked_before_use() {
     // A file that cannot be written (here a directory stands where its temporary file
     // goes): a note, the walk goes on with the same statistics, and no file is kept.
     std::fs::remove_file(target).unwrap();
-    let blocker = ostledb::store::file::temp_name(target);
+    let blocker = ostledb::file::temp_name(target);
     std::fs::create_dir(&blocker).unwrap();
     let (s, (labels, notes)) = stats(Some(&here));
     assert_eq!(s, plain);

@@ -370,7 +370,7 @@ fn foreign_magic_and_future_versions_are_refused_with_a_clear_reason() {
     let good = std::fs::read(&file).unwrap();
     let mut bad = good.clone();
     bad[8] = 9;
-    let sum = ostledb::store::file::checksum(&bad[..24]);
+    let sum = ostledb::file::checksum(&bad[..24]);
     bad[24..32].copy_from_slice(&sum.to_le_bytes());
     std::fs::write(&file, &bad).unwrap();
     let e = Database::open(&dir).unwrap_err();
@@ -381,7 +381,7 @@ fn foreign_magic_and_future_versions_are_refused_with_a_clear_reason() {
     std::fs::write(dir.join(meta::FILE), &good).unwrap();
     let mut bad = good_v.clone();
     bad[8] = 6;
-    let sum = ostledb::store::file::checksum(&bad[..64]);
+    let sum = ostledb::file::checksum(&bad[..64]);
     bad[64..72].copy_from_slice(&sum.to_le_bytes());
     std::fs::write(&file, &bad).unwrap();
     let e = Database::open(&dir).unwrap_err();
@@ -688,9 +688,9 @@ struct FileCase {
 /// compiled), a BFS file and a solver's phase value file; each with how to read it.
 fn format_cases(name: &str) -> (PathBuf, Vec<FileCase>) {
     use ostledb::error::FileKind;
+    use ostledb::file::{le_u32, le_u64};
     use ostledb::game::Phase;
     use ostledb::game::node::Convention;
-    use ostledb::store::file::{le_u32, le_u64};
     use ostledb::store::{bfs, phasefile, values};
     let g = Geometry::new(3, 3).unwrap();
     let dir = tmpdir(name);
@@ -823,7 +823,7 @@ fn with_version(case: &FileCase, bytes: &[u8], v: u32, fix_sum: bool) -> Vec<u8>
     let mut b = bytes.to_vec();
     b[8..12].copy_from_slice(&v.to_le_bytes());
     if let (Some(at), true) = (case.header_sum, fix_sum) {
-        let sum = ostledb::store::file::checksum(&b[..at]);
+        let sum = ostledb::file::checksum(&b[..at]);
         b[at..at + 8].copy_from_slice(&sum.to_le_bytes());
     }
     b

@@ -21,11 +21,11 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, io};
+use crate::file::{read_capped, write_atomic};
 use crate::game::{Phase, Position};
 use crate::index::PhaseIndex;
 use crate::progress::{Reporter, thousands};
 use crate::store::Database;
-use crate::store::file::{read_capped, write_atomic};
 use crate::store::group::GroupValues;
 use crate::store::resolved::ResolvedDir;
 

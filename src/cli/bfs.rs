@@ -241,7 +241,7 @@ pub fn run(args: BfsArgs, signals: &Signals) -> Result<(), Error> {
     } else if query_node.is_some() || args.first_depths_out.is_some() || args.store || checkpoints.dir.is_some() {
         let (report, depths) = bfs_first_depths_from(g, start, mates, args.max_depth, &checkpoints, &reporter)?;
         if let Some(path) = &args.first_depths_out {
-            crate::store::file::write_atomic(path, |w| depths.write_raw(w))?;
+            crate::file::write_atomic(path, |w| depths.write_raw(w))?;
         }
         if args.store {
             stored_first_depths = Some(store_first_depths(&args.common.db, &report, &depths, &reporter)?);
@@ -406,7 +406,7 @@ fn import_first_depths(
         move |e| Error::Io { path: p.clone(), source: e }
     };
     // A bound no report of `bfs --json` comes near (a few KB), and never a FIFO.
-    let bytes = crate::store::file::read_capped(report, 1 << 20).map_err(io(report))?;
+    let bytes = crate::file::read_capped(report, 1 << 20).map_err(io(report))?;
     if bytes.len() > 1 << 20 {
         return Err(Error::InvalidArgument(format!(
             "--import-report {}: over 1 MiB, not the --json output of `ostledb bfs`",
@@ -465,7 +465,7 @@ fn import_first_depths(
     }
     // One pass to count the positions first reached at each depth, one to store.
     let mut first_reached = vec![0u64; 256];
-    let mut f = std::io::BufReader::with_capacity(1 << 22, crate::store::file::open_regular(raw).map_err(io(raw))?);
+    let mut f = std::io::BufReader::with_capacity(1 << 22, crate::file::open_regular(raw).map_err(io(raw))?);
     let mut buf = vec![0u8; 1 << 22];
     loop {
         let n = f.read(&mut buf).map_err(io(raw))?;
@@ -485,7 +485,7 @@ fn import_first_depths(
     }
     first_reached.truncate(layers.len());
     let summary = FirstDepthSummary { expand_checkmates, complete, layers, first_reached, positions, start };
-    let mut f = crate::store::file::open_regular(raw).map_err(io(raw))?;
+    let mut f = crate::file::open_regular(raw).map_err(io(raw))?;
     let len =
         crate::store::first_depths::write(db, g, &summary, |_, out| f.read_exact(out).map_err(io(raw)), reporter)?;
     Ok((summary, len))

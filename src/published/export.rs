@@ -12,6 +12,7 @@ use rayon::prelude::*;
 use crate::analysis::stats::{PhaseStats, tally};
 use crate::analysis::sweep::CheckpointFile;
 use crate::error::{Error, io};
+use crate::file::temp_name;
 use crate::game::Position;
 use crate::game::notation::code_to_base64;
 use crate::index::{GameIndex, PhaseIndex, Positions};
@@ -23,7 +24,6 @@ use crate::published::{
 };
 use crate::record::Packed;
 use crate::store::Database;
-use crate::store::file::temp_name;
 use crate::store::resolved::ResolvedDir;
 use crate::store::values::ValueFile;
 

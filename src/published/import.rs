@@ -20,6 +20,7 @@ use rayon::prelude::*;
 
 use crate::analysis::verify::verify_phase;
 use crate::error::{Error, io};
+use crate::file::open_regular;
 use crate::game::moves::is_immediate_win;
 use crate::game::notation::code_to_base64;
 use crate::game::symmetry::{canonical_code, is_canonical};
@@ -30,7 +31,6 @@ use crate::progress::Reporter;
 use crate::published::{FIELDS, Fields, Kind, file_name, nontrivial_nodes, parse_file_name, parse_line};
 use crate::record::{Packed, PhaseValues, Record, Val, outcome_val};
 use crate::store::directory::WriteLock;
-use crate::store::file::open_regular;
 use crate::store::meta::{self, Meta};
 use crate::store::pack::{PackOptions, pack};
 

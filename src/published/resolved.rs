@@ -16,11 +16,11 @@ use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
 use crate::error::{Error, io};
+use crate::file::open_regular;
 use crate::game::Phase;
 use crate::index::GameIndex;
 use crate::progress::Reporter;
 use crate::store::Database;
-use crate::store::file::open_regular;
 use crate::store::group::{CompactPhase, GroupValues};
 use crate::store::resolved::{HEADER, ResolvedDir};
 

@@ -216,7 +216,7 @@ impl Database {
     /// names its generation, settings and per-phase counts; every write makes a new
     /// generation, so answers under one identity never change (HTTP ETags use it).
     pub fn identity(&self) -> u64 {
-        meta::encode(&self.meta).map(|b| crate::store::file::checksum(&b)).unwrap_or(0)
+        meta::encode(&self.meta).map(|b| crate::file::checksum(&b)).unwrap_or(0)
     }
 
     /// Every phase with at most this many pieces is present.

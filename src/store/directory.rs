@@ -25,9 +25,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 
 use crate::error::{Error, FileKind, generation_name, generation_of, io};
+use crate::file::{fault_point, sync_dir};
 use crate::game::Phase;
 use crate::game::node::Convention;
-use crate::store::file::{fault_point, sync_dir};
 use crate::store::keys::Backend;
 use crate::store::meta::{self, Meta};
 use crate::store::values;

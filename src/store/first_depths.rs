@@ -21,15 +21,15 @@ use std::sync::{Arc, Mutex};
 use rayon::prelude::*;
 
 use crate::error::{Error, FileKind, checksum_mismatch, corrupt, io};
+use crate::file::{
+    IndexAt, IndexedOut, checksum, decompress, le_u32, le_u64, open_with_header, prefix, read_index, read_summed,
+    remove_on_error, rename_durably, temp_name,
+};
 use crate::game::forbidden::unmoves_with_node_index;
 use crate::game::moves::{is_immediate_win, unmoves_removing};
 use crate::game::node::{node_key, start_key_of};
 use crate::game::{Geometry, Phase, Position};
 use crate::index::GameNumbering;
-use crate::store::file::{
-    IndexAt, IndexedOut, checksum, decompress, le_u32, le_u64, open_with_header, prefix, read_index, read_summed,
-    remove_on_error, rename_durably, temp_name,
-};
 
 /// The first 8 bytes of a first-depth file.
 pub const MAGIC: [u8; 8] = *b"OSTLEBFD";

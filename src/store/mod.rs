@@ -5,7 +5,6 @@ pub mod bfs;
 pub mod cache;
 pub mod db;
 pub mod directory;
-pub mod file;
 pub mod first_depths;
 pub mod group;
 pub mod keys;

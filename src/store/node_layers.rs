@@ -25,11 +25,11 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use rayon::prelude::*;
 
 use crate::error::{Error, FileKind, checksum_mismatch, corrupt, io};
-use crate::game::{Geometry, Phase};
-use crate::store::file::{
+use crate::file::{
     IndexAt, IndexedOut, checksum, decompress, fault_point, le_u32, le_u64, open_with_header, prefix, read_index,
     read_summed, remove_on_error, rename_durably, sync_dir, temp_name,
 };
+use crate::game::{Geometry, Phase};
 
 /// The first 8 bytes of a node-layer file.
 pub const MAGIC: [u8; 8] = *b"OSTLEBNL";

@@ -25,9 +25,9 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, io};
+use crate::file::{Hasher, checksum, le_u64, remove_on_error, temp_name, write_streamed};
 use crate::game::Phase;
 use crate::progress::Reporter;
-use crate::store::file::{Hasher, checksum, le_u64, remove_on_error, temp_name, write_streamed};
 use crate::store::meta::{Meta, PhaseMeta};
 
 const MAGIC: &[u8; 8] = b"OSTLRECS";

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use super::{ENTRY_LEN_V4, HEADER_LEN};
 use crate::error::{Error, FileKind, checksum_mismatch, corrupt, io};
-use crate::store::file::{checksum, le_u32, le_u64};
+use crate::file::{checksum, le_u32, le_u64};
 use crate::store::value_model::Model;
 
 /// Largest decoded v4 model a reader accepts (a bound on what a file may ask it to

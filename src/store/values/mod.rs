@@ -185,12 +185,12 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
+    use crate::file::{checksum, le_u32};
     use crate::game::Geometry;
     use crate::game::moves::is_immediate_win;
     use crate::index::{PhaseIndex, PlayerSets};
     use crate::record::{ELIDED_LOSS, PhaseValues};
     use crate::store::cache::{decode_block, encode_block};
-    use crate::store::file::{checksum, le_u32};
 
     fn tmpdir(name: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("ostledb-values-{}-{name}", std::process::id()));

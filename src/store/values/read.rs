@@ -17,15 +17,15 @@ use super::{
     MAX_STREAMS, STREAMS_SHIFT, VERSIONS, file_name, immediate_win_record,
 };
 use crate::error::{Error, FileKind, checksum_mismatch, corrupt, io};
+use crate::file::{
+    IndexAt, check_header, checksum, decompress, ends_with_checksum, header_version, le_u32, le_u64, open_regular,
+    read_index,
+};
 use crate::game::moves::is_immediate_win;
 use crate::game::{Geometry, Phase, Position};
 use crate::index::{PhaseIndex, PlayerSets};
 use crate::record::Packed;
 use crate::store::cache::{BlockCache, Decoded, decode_block, default_budget};
-use crate::store::file::{
-    IndexAt, check_header, checksum, decompress, ends_with_checksum, header_version, le_u32, le_u64, open_regular,
-    read_index,
-};
 use crate::store::value_model::Model;
 
 /// An open value file: header and block index checked, blocks read on demand and kept

@@ -15,12 +15,10 @@ use super::{
     immediate_win_record,
 };
 use crate::error::{Error, io};
+use crate::file::{IndexedOut, checksum, fault_point, le_u32, prefix, remove_on_error, rename_durably, temp_name};
 use crate::game::{Geometry, Phase};
 use crate::record::{Packed, PhaseValues, Val};
 use crate::store::cache::encode_block;
-use crate::store::file::{
-    IndexedOut, checksum, fault_point, le_u32, prefix, remove_on_error, rename_durably, temp_name,
-};
 use crate::store::value_model::{Counts, Model};
 
 /// How values are written.

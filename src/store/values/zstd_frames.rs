@@ -8,7 +8,7 @@ use std::path::Path;
 
 use super::ENTRY_LEN;
 use crate::error::{Error, corrupt};
-use crate::store::file::{le_u32, le_u64};
+use crate::file::{le_u32, le_u64};
 
 /// One block index entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
