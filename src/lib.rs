@@ -35,6 +35,8 @@
 //! * [`probe`]: the one way to value a node and its moves over a [`probe::RecordSource`].
 //! * [`file`](mod@file): what every stored file shares: headers, xxh3 checksums, block indexes,
 //!   streamed and atomic writes (temporary name, fsync, rename).
+//! * [`bfs_depths`]: the files of the breadth-first search by positions: first depths,
+//!   node layers.
 //! * [`store`]: the result database: [`store::Database`] opens a solved database and
 //!   answers probes; values in zstd blocks, keys mapped to indexes by a lookup backend.
 //! * [`solve`]: the retrograde solver and the breadth-first search.
@@ -59,6 +61,7 @@
 
 pub mod analysis;
 pub mod bench;
+pub mod bfs_depths;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod error;

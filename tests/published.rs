@@ -516,8 +516,8 @@ fn bfs_files_by_positions_equal_those_of_the_node_lists() {
 /// depths again removes the layers (they would be of another search).
 #[test]
 fn bfs_files_from_node_layers_equal_those_from_predecessors() {
+    use ostledb::bfs_depths::node_layers::{self, DIR_NAME};
     use ostledb::solve::bfs_positions::{Checkpoints, bfs_first_depths, bfs_first_depths_with, store_first_depths};
-    use ostledb::store::node_layers::{self, DIR_NAME};
     for mates in [true, false] {
         let db = solved_db(&format!("bfs-node-layers-{mates}"));
         let (report, depths) = bfs_first_depths(&geom(), mates, 200, &Silent).unwrap();

@@ -1086,12 +1086,12 @@ fn pack_drops_unreachable_specials_unless_the_phase_file_says_they_are_pruned() 
 /// that names the file, never a wrong depth.
 #[test]
 fn first_depth_file_gives_the_depth_of_every_node_like_the_node_list_search() {
+    use ostledb::bfs_depths::first_depths::{FILE_NAME, FirstDepthFile};
     use ostledb::game::moves::moves;
     use ostledb::game::node::{Convention, node_key};
     use ostledb::progress::Silent;
     use ostledb::solve::bfs::bfs_layers_with;
     use ostledb::solve::bfs_positions::{bfs_first_depths, store_first_depths};
-    use ostledb::store::first_depths::{FILE_NAME, FirstDepthFile};
 
     for (n, start, max_depth, mates, every) in
         [(3, 3, 255, true, 1), (3, 3, 255, false, 1), (4, 3, 255, true, 1), (4, 4, 7, true, 37)]

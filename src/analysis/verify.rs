@@ -249,13 +249,13 @@ pub fn check_checksums(db: &Database, reporter: &dyn Reporter) -> Result<Checksu
             Err(e) => record(path, Err(e))?,
         }
     }
-    let path = dir.join(crate::store::first_depths::FILE_NAME).display().to_string();
-    match crate::store::first_depths::FirstDepthFile::open(dir, db.geometry()) {
+    let path = dir.join(crate::bfs_depths::first_depths::FILE_NAME).display().to_string();
+    match crate::bfs_depths::first_depths::FirstDepthFile::open(dir, db.geometry()) {
         Ok(Some(f)) => {
             let summary = f.summary().clone();
             record(path, f.check())?;
-            let layers_dir = dir.join(crate::store::node_layers::DIR_NAME).display().to_string();
-            match crate::store::node_layers::NodeLayers::open(
+            let layers_dir = dir.join(crate::bfs_depths::node_layers::DIR_NAME).display().to_string();
+            match crate::bfs_depths::node_layers::NodeLayers::open(
                 dir,
                 db.geometry(),
                 summary.layers.len() as u32,

@@ -5,6 +5,7 @@ use std::time::Instant;
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 
+use crate::bfs_depths::first_depths::{FILE_NAME, FirstDepthSummary, NOT_REACHED};
 use crate::cli::progress::CliReporter;
 use crate::cli::{CommonArgs, OnInterrupt, Signals, emit, emit_json, thousands};
 use crate::error::Error;
@@ -16,7 +17,6 @@ use crate::game::{Geometry, Phase};
 use crate::progress::Reporter;
 use crate::solve::bfs::{BfsReport, Stop, bfs_layers_with};
 use crate::solve::bfs_positions::{Checkpoints, bfs_first_depths_from, bfs_positions_from, store_first_depths};
-use crate::store::first_depths::{FILE_NAME, FirstDepthSummary, NOT_REACHED};
 
 /// The expansion convention on the command line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -246,7 +246,7 @@ pub fn run(args: BfsArgs, signals: &Signals) -> Result<(), Error> {
         if args.store {
             stored_first_depths = Some(store_first_depths(&args.common.db, &report, &depths, &reporter)?);
             if let Some(partial) = depths.node_layers() {
-                let to = crate::store::node_layers::commit(partial, &args.common.db, report.layers.len() as u32)?;
+                let to = crate::bfs_depths::node_layers::commit(partial, &args.common.db, report.layers.len() as u32)?;
                 reporter.note(&format!(
                     "kept the node layers of the {} depths in {}",
                     report.layers.len(),
@@ -487,6 +487,6 @@ fn import_first_depths(
     let summary = FirstDepthSummary { expand_checkmates, complete, layers, first_reached, positions, start };
     let mut f = crate::file::open_regular(raw).map_err(io(raw))?;
     let len =
-        crate::store::first_depths::write(db, g, &summary, |_, out| f.read_exact(out).map_err(io(raw)), reporter)?;
+        crate::bfs_depths::first_depths::write(db, g, &summary, |_, out| f.read_exact(out).map_err(io(raw)), reporter)?;
     Ok((summary, len))
 }

@@ -25,11 +25,11 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 
 use rayon::prelude::*;
 
+use crate::bfs_depths::node_layers::NODE_BITS;
 use crate::error::{Error, FileKind, checksum_mismatch, corrupt, io};
 use crate::file::{BlockOut, Hasher, check_version_and_sum, le_u32, le_u64, open_existing, write_streamed};
 use crate::game::{Geometry, Phase};
 use crate::solve::bfs::{LayerStats, PhaseLayer};
-use crate::store::node_layers::NODE_BITS;
 
 /// The first depth's place in a position's mask (bits 25..=31; the forbidden indices
 /// reached are [`NODE_BITS`]), as the search keeps it and this file stores it.

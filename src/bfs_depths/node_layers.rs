@@ -4,7 +4,7 @@
 //! node's depth is then the first layer whose mask has its bit, read in order, with no
 //! search: what `export` needs for the published BFS files, one line per position with
 //! the depth of each of its nodes. Without them every position's node depths are found
-//! from its predecessors' first depths ([`crate::store::first_depths::node_sources`]),
+//! from its predecessors' first depths ([`crate::bfs_depths::first_depths::node_sources`]),
 //! which on the whole game is most of the export's time.
 //!
 //! One file per depth, `layer-DDD.zst`, in the directory [`DIR_NAME`] of a database
