@@ -39,6 +39,8 @@
 //!   node layers.
 //! * [`store`]: the result database: [`store::Database`] opens a solved database and
 //!   answers probes; values in zstd blocks, keys mapped to indexes by a lookup backend.
+//! * [`working`]: the solver's phase files, phase groups loaded and resolved, resolved
+//!   records kept between commands, and packing into a database.
 //! * [`solve`]: the retrograde solver and the breadth-first search.
 //! * [`analysis`]: what `ostledb query`, `verify`, `stats` and `interesting` compute;
 //!   [`published`]: the published text format; [`bench`](mod@bench): measurements.
@@ -77,6 +79,7 @@ pub mod serve;
 pub mod solve;
 pub mod store;
 pub mod sys;
+pub mod working;
 
 pub use error::Error;
 

@@ -18,8 +18,8 @@ use ostledb::store::Database;
 use ostledb::store::directory::unlisted;
 use ostledb::store::keys::Backend;
 use ostledb::store::meta::{self, Meta};
-use ostledb::store::pack::{PackOptions, add_backend, pack};
 use ostledb::store::values::WriteOptions;
+use ostledb::working::pack::{PackOptions, add_backend, pack};
 
 use crate::store::{build, check_against, oracle};
 

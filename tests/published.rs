@@ -15,8 +15,8 @@ use ostledb::record::outcome_val;
 use ostledb::solve::SolveOptions;
 use ostledb::solve::retrograde::{solve, solve_into};
 use ostledb::store::Database;
-use ostledb::store::pack::{PackOptions, pack};
 use ostledb::store::values::WriteOptions;
+use ostledb::working::pack::{PackOptions, pack};
 
 const MAX: u32 = 6;
 /// Small files, so that the 3x3 board's positions span several.
@@ -864,7 +864,7 @@ fn resolved_records_are_shared_by_walks_and_checked_before_use() {
     use ostledb::analysis::sweep::Checkpoint;
     use ostledb::analysis::verify::verify_database;
     use ostledb::file::checksum;
-    use ostledb::store::resolved::ResolvedDir;
+    use ostledb::working::resolved::ResolvedDir;
 
     let dir = solved_db("resolved-shared");
     let db = Database::open(&dir).unwrap();
@@ -997,7 +997,7 @@ fn records_written_from_the_solver_are_those_a_walk_resolves() {
     use ostledb::analysis::sweep::Checkpoint;
     use ostledb::analysis::verify::verify_database;
     use ostledb::store::keys::Backend;
-    use ostledb::store::resolved::ResolvedDir;
+    use ostledb::working::resolved::ResolvedDir;
 
     let dir = tmpdir("records-from-solver");
     let from_solver = dir.with_extension("from-solver");
@@ -1044,7 +1044,7 @@ fn records_written_from_the_solver_are_those_a_walk_resolves() {
     // solver's files are still taken, with the same statistics and no mismatch.
     let before = db.identity();
     drop(db);
-    ostledb::store::pack::add_backend(&dir, Backend::Sorted).unwrap();
+    ostledb::working::pack::add_backend(&dir, Backend::Sorted).unwrap();
     let db = Database::open(&dir).unwrap();
     assert_ne!(db.identity(), before, "a new generation");
     let solver_dir = ResolvedDir::new(&from_solver, db.meta()).unwrap();

@@ -18,8 +18,9 @@ use ostledb::game::{Geometry, Phase};
 use ostledb::progress::Silent;
 use ostledb::solve::{bfs_checkpoint, checkpoint};
 use ostledb::store::keys::Backend;
-use ostledb::store::resolved::ResolvedDir;
-use ostledb::store::{bfs, meta, phasefile, values};
+use ostledb::store::{bfs, meta, values};
+use ostledb::working::phasefile;
+use ostledb::working::resolved::ResolvedDir;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))

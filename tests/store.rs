@@ -14,9 +14,9 @@ use ostledb::record::Outcome;
 use ostledb::solve::SolveOptions;
 use ostledb::solve::retrograde::{Solution, solve, solve_into};
 use ostledb::store::keys::{self, Backend};
-use ostledb::store::pack::{PackOptions, pack};
 use ostledb::store::values::WriteOptions;
 use ostledb::store::{Database, meta};
+use ostledb::working::pack::{PackOptions, pack};
 
 /// Where the value and key files of the database at `dir` are now.
 fn data(dir: &Path) -> std::path::PathBuf {
@@ -411,7 +411,7 @@ fn check_golden(version: u32) {
         assert_eq!((f.version(), f.elides_losses()), (version, version >= 2));
         assert_eq!(f.fills_immediate_wins(), version >= 3);
         keys::check(Backend::Sorted, &data(&dir), p).unwrap();
-        let exact = ostledb::store::load_phase(&dir, &g, p.phase(), p.len()).unwrap().unwrap();
+        let exact = ostledb::working::group::load_phase(&dir, &g, p.phase(), p.len()).unwrap().unwrap();
         for i in 0..p.len() {
             assert_eq!(exact.record(i).base, sol.phase(p.phase()).unwrap().record(i).base);
         }
@@ -576,9 +576,9 @@ fn elided_loss_distances_come_back_exact() {
         assert!(fe.elides_losses() && !fk.elides_losses());
         (small, large) = (small + fe.file_len(), large + fk.file_len());
         let stored = ostledb::store::values::load_raw(&data(&elided), &g, ph, p.len()).unwrap();
-        let exact = ostledb::store::load_phase(&elided, &g, ph, p.len()).unwrap().unwrap();
-        let from_kept = ostledb::store::load_phase(&kept, &g, ph, p.len()).unwrap().unwrap();
-        let base = ostledb::store::load_base(&elided, &g, ph, p.len()).unwrap().unwrap();
+        let exact = ostledb::working::group::load_phase(&elided, &g, ph, p.len()).unwrap().unwrap();
+        let from_kept = ostledb::working::group::load_phase(&kept, &g, ph, p.len()).unwrap().unwrap();
+        let base = ostledb::working::group::load_base(&elided, &g, ph, p.len()).unwrap().unwrap();
         assert_eq!(exact.raw(), from_kept.raw(), "{ph}");
         let mut losses = 0;
         for i in 0..p.len() {
@@ -625,7 +625,7 @@ fn elided_loss_distances_come_back_exact() {
     let db = Database::open(&elided).unwrap();
     let e = db.probe(&p.position_at(i), None).unwrap_err();
     assert!(matches!(e, Error::Corrupt { .. }) && e.to_string().contains("stored as a loss"), "{e}");
-    let e = ostledb::store::load_phase(&elided, &g, ph, p.len()).unwrap_err();
+    let e = ostledb::working::group::load_phase(&elided, &g, ph, p.len()).unwrap_err();
     assert!(matches!(e, Error::Corrupt { .. }) && e.to_string().contains("stored as a loss"), "{e}");
     let _ = std::fs::remove_dir_all(&elided);
     let _ = std::fs::remove_dir_all(&kept);
@@ -691,7 +691,8 @@ fn format_cases(name: &str) -> (PathBuf, Vec<FileCase>) {
     use ostledb::file::{le_u32, le_u64};
     use ostledb::game::Phase;
     use ostledb::game::node::Convention;
-    use ostledb::store::{bfs, phasefile, values};
+    use ostledb::store::{bfs, values};
+    use ostledb::working::phasefile;
     let g = Geometry::new(3, 3).unwrap();
     let dir = tmpdir(name);
     let hash = Backend::available().contains(&Backend::Hash);
@@ -1012,7 +1013,7 @@ fn every_damage_message_names_the_fix_for_its_kind_of_file() {
     }
     // Without the solver's phase file, a damaged value file can only be solved again.
     let values = cases.iter().find(|c| c.kind == FileKind::Values).unwrap();
-    std::fs::remove_file(ostledb::store::phasefile::phase_file(&dir, ostledb::game::Phase::new(3, 3))).unwrap();
+    std::fs::remove_file(ostledb::working::phasefile::phase_file(&dir, ostledb::game::Phase::new(3, 3))).unwrap();
     let mut flipped = std::fs::read(&values.file).unwrap();
     flipped[values.body_byte] ^= 0x04;
     let msg = read_with(values, &flipped).to_string();
@@ -1028,7 +1029,7 @@ fn every_damage_message_names_the_fix_for_its_kind_of_file() {
 fn pack_drops_unreachable_specials_unless_the_phase_file_says_they_are_pruned() {
     use ostledb::game::moves::{Removal, is_immediate_win, moves, play};
     use ostledb::record::{Packed, PhaseValues, value::win};
-    use ostledb::store::phasefile;
+    use ostledb::working::phasefile;
     let g = Geometry::new(3, 3).unwrap();
     let sol = oracle(&g, 6);
     for pruned in [false, true] {

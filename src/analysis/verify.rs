@@ -28,10 +28,10 @@ use crate::progress::{Reporter, thousands};
 use crate::record::Outcome;
 use crate::store::bfs::BfsFile;
 use crate::store::directory::unlisted;
-use crate::store::group::GroupValues;
 use crate::store::keys::{self, Backend};
-use crate::store::resolved::ResolvedDir;
 use crate::store::{Database, meta};
+use crate::working::group::GroupValues;
+use crate::working::resolved::ResolvedDir;
 
 /// What a verification found.
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
@@ -310,7 +310,7 @@ mod tests {
     use crate::progress::Silent;
     use crate::record::{Packed, PhaseValues};
     use crate::solve::retrograde::{SolveOptions, solve};
-    use crate::store::phasefile;
+    use crate::working::phasefile;
 
     #[test]
     fn small_board_solutions_agree_with_their_children() {

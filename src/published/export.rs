@@ -24,8 +24,8 @@ use crate::published::{
 };
 use crate::record::Packed;
 use crate::store::Database;
-use crate::store::resolved::ResolvedDir;
 use crate::store::values::ValueFile;
+use crate::working::resolved::ResolvedDir;
 
 /// What to export.
 #[derive(Clone, Debug)]
@@ -43,7 +43,7 @@ pub struct ExportOptions {
     /// `keep_records`. `None`: no scratch files.
     pub records_dir: Option<PathBuf>,
     /// Keep the files of `records_dir` when done (for `stats` and `verify --deep` with
-    /// the same directory, [`crate::store::resolved`]).
+    /// the same directory, [`crate::working::resolved`]).
     pub keep_records: bool,
     /// Also count the statistics of every exported phase, as
     /// [`crate::analysis::stats::database_stats`] does, from the records and nodes each

@@ -32,7 +32,7 @@ use crate::published::{FIELDS, Fields, Kind, file_name, nontrivial_nodes, parse_
 use crate::record::{Packed, PhaseValues, Record, Val, outcome_val};
 use crate::store::directory::WriteLock;
 use crate::store::meta::{self, Meta};
-use crate::store::pack::{PackOptions, pack};
+use crate::working::pack::{PackOptions, pack};
 
 /// What an import did.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -480,7 +480,7 @@ pub fn import(
     let rederived = if trust { 0 } else { rederive(geom, &index, &records, from, reporter)? };
     for (slot, p) in phases.iter().enumerate() {
         let values = PhaseValues::from_raw(p.phase(), std::mem::take(&mut records[slot]));
-        crate::store::phasefile::save(db, geom, &values, 0)?;
+        crate::working::phasefile::save(db, geom, &values, 0)?;
     }
     let meta = pack(db, geom, n, opts, |_| {})?;
     let bfs_nodes = if bfs.is_empty() { 0 } else { import_bfs(geom, n, &bfs, db)? };

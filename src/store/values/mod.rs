@@ -43,7 +43,7 @@
 //! back (`probe::resolve_record`). That halves the entropy of the values: (4,4)
 //! goes from 2.5 to about 1.5 bits per position. Readers of single positions resolve
 //! on the fly; readers of whole phases resolve a phase group at once
-//! (`store::load_phase`).
+//! (`working::group::load_phase`).
 //!
 //! The code divides where the layouts do, the writer apart from the readers:
 //!

@@ -54,7 +54,7 @@ impl<'a> Stream<'a> {
 }
 
 /// All records of a phase as stored in its value file (every block checked): with
-/// [`ELIDED_LOSS`](crate::record::ELIDED_LOSS) for losses if the file elides them (`store::load_phase` resolves them).
+/// [`ELIDED_LOSS`](crate::record::ELIDED_LOSS) for losses if the file elides them (`working::group::load_phase` resolves them).
 pub fn load_raw(dir: &Path, geom: &Geometry, phase: Phase, expect: u64) -> Result<PhaseValues, Error> {
     load_file(&ValueFile::open(dir, geom, phase, expect)?)
 }
