@@ -11,6 +11,7 @@ use rayon::prelude::*;
 
 use crate::analysis::stats::{PhaseStats, tally};
 use crate::analysis::sweep::CheckpointFile;
+use crate::bfs_depths::node_layers;
 use crate::error::{Error, io};
 use crate::file::temp_name;
 use crate::game::Position;
@@ -590,7 +591,7 @@ pub fn export_with(
     let bfs_files = match (db.first_depths()?, db.bfs()?) {
         (Some(f), _) => {
             let s = f.summary();
-            let layers = crate::bfs_depths::node_layers::NodeLayers::open(
+            let layers = node_layers::NodeLayers::open(
                 db.path(),
                 geom,
                 s.layers.len() as u32,
@@ -827,7 +828,7 @@ pub type FileDone<'a> = dyn FnMut(&[ExportedFile], Mark) -> Result<(), Error> + 
 #[allow(clippy::too_many_arguments)]
 pub fn export_bfs_by_positions(
     depths: &crate::bfs_depths::first_depths::FirstDepthFile,
-    layers: Option<&crate::bfs_depths::node_layers::NodeLayers>,
+    layers: Option<&node_layers::NodeLayers>,
     max: u32,
     lines_per_file: u64,
     (out, fingerprint): (Option<&Path>, bool),
@@ -951,22 +952,18 @@ pub fn export_bfs_by_positions(
 }
 
 /// Positions per block of the node layers.
-const LAYER_BLOCK: u64 = crate::bfs_depths::node_layers::BLOCK_POSITIONS as u64;
+const LAYER_BLOCK: u64 = node_layers::BLOCK_POSITIONS as u64;
 
 /// The blocks of the node layers that a batch of an export needs, every layer's, decoded:
 /// by block number, ascending. A block the next batch needs too is kept for it.
 #[derive(Default)]
 struct LayerBlocks {
-    blocks: Vec<(u64, Vec<Option<crate::bfs_depths::node_layers::LayerBlock>>)>,
+    blocks: Vec<(u64, Vec<Option<node_layers::LayerBlock>>)>,
 }
 
 impl LayerBlocks {
     /// Have the blocks of the positions of `batch` (global numbers first), and no others.
-    fn load(
-        &mut self,
-        layers: &crate::bfs_depths::node_layers::NodeLayers,
-        batch: &[(u64, Position)],
-    ) -> Result<(), Error> {
+    fn load(&mut self, layers: &node_layers::NodeLayers, batch: &[(u64, Position)]) -> Result<(), Error> {
         let mut need: Vec<u64> = batch.iter().map(|(g, _)| g / LAYER_BLOCK).collect();
         need.sort_unstable();
         need.dedup();
@@ -987,7 +984,7 @@ impl LayerBlocks {
     }
 
     /// Every layer's block of the position with global number `g` (one of the batch's).
-    fn of(&self, g: u64) -> &[Option<crate::bfs_depths::node_layers::LayerBlock>] {
+    fn of(&self, g: u64) -> &[Option<node_layers::LayerBlock>] {
         let i = self.blocks.binary_search_by_key(&(g / LAYER_BLOCK), |(b, _)| *b).expect("loaded for the batch");
         &self.blocks[i].1
     }
