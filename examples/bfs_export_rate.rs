@@ -16,13 +16,13 @@
 use std::path::Path;
 use std::time::Instant;
 
+use ostledb::bfs_depths::first_depths::FirstDepthFile;
+use ostledb::bfs_depths::node_layers::NodeLayers;
 use ostledb::error::Error;
 use ostledb::game::Geometry;
 use ostledb::progress::Silent;
 use ostledb::published::export::export_bfs_by_positions;
 use ostledb::published::{LINES_PER_FILE, set_digest};
-use ostledb::store::first_depths::FirstDepthFile;
-use ostledb::store::node_layers::NodeLayers;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();

@@ -33,8 +33,14 @@
 //! * [`record`]: what is known about a solved position: [`record::Outcome`], value codes,
 //!   the 64-bit [`record::Packed`] record, the records of a phase.
 //! * [`probe`]: the one way to value a node and its moves over a [`probe::RecordSource`].
+//! * [`file`](mod@file): what every stored file shares: headers, xxh3 checksums, block indexes,
+//!   streamed and atomic writes (temporary name, fsync, rename).
+//! * [`bfs_depths`]: the files of the breadth-first search by positions: first depths,
+//!   node layers.
 //! * [`store`]: the result database: [`store::Database`] opens a solved database and
 //!   answers probes; values in zstd blocks, keys mapped to indexes by a lookup backend.
+//! * [`working`]: the solver's phase files, phase groups loaded and resolved, resolved
+//!   records kept between commands, and packing into a database.
 //! * [`solve`]: the retrograde solver and the breadth-first search.
 //! * [`analysis`]: what `ostledb query`, `verify`, `stats` and `interesting` compute;
 //!   [`published`]: the published text format; [`bench`](mod@bench): measurements.
@@ -57,9 +63,11 @@
 
 pub mod analysis;
 pub mod bench;
+pub mod bfs_depths;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod error;
+pub mod file;
 pub mod game;
 pub mod index;
 pub mod probe;
@@ -71,6 +79,7 @@ pub mod serve;
 pub mod solve;
 pub mod store;
 pub mod sys;
+pub mod working;
 
 pub use error::Error;
 

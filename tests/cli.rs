@@ -777,7 +777,7 @@ pub(crate) fn small_database(name: &str) -> std::path::PathBuf {
     use ostledb::game::Geometry;
     use ostledb::solve::SolveOptions;
     use ostledb::solve::retrograde::solve_into;
-    use ostledb::store::pack::{PackOptions, pack};
+    use ostledb::working::pack::{PackOptions, pack};
     let dir = std::env::temp_dir().join(format!("ostledb-cli-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let g = Geometry::new(4, 3).unwrap();

@@ -1,6 +1,6 @@
 //! Crash tests: `pack`, `index` and `solve` of a small-board database stopped at every
 //! write step, by a crash (the process ends on the spot), an I/O error or a full disk
-//! (`OSTLEDB_FAULT`, see `ostledb::store::file::fault_point`). After each, the database
+//! (`OSTLEDB_FAULT`, see `ostledb::file::fault_point`). After each, the database
 //! must answer exactly as before the write or exactly as after it, never anything else,
 //! and running the write again must complete and leave nothing behind.
 //!
@@ -11,14 +11,15 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use ostledb::file::fault_steps_reached;
 use ostledb::game::Geometry;
 use ostledb::solve::retrograde::{SolveOptions, solve_into};
+use ostledb::store::Database;
 use ostledb::store::directory::unlisted;
 use ostledb::store::keys::Backend;
 use ostledb::store::meta::{self, Meta};
-use ostledb::store::pack::{PackOptions, add_backend, pack};
 use ostledb::store::values::WriteOptions;
-use ostledb::store::{Database, file::fault_steps_reached};
+use ostledb::working::pack::{PackOptions, add_backend, pack};
 
 use crate::store::{build, check_against, oracle};
 

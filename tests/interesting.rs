@@ -8,9 +8,9 @@ use ostledb::progress::Silent;
 use ostledb::solve::SolveOptions;
 use ostledb::solve::retrograde::solve_into;
 use ostledb::store::Database;
-use ostledb::store::group::GroupValues;
-use ostledb::store::pack::{PackOptions, pack};
 use ostledb::store::values::WriteOptions;
+use ostledb::working::group::GroupValues;
+use ostledb::working::pack::{PackOptions, pack};
 
 #[test]
 fn the_sweep_agrees_with_the_naive_count_on_every_phase_of_the_4x4_board() {

@@ -15,8 +15,8 @@ use ostledb::record::outcome_val;
 use ostledb::solve::SolveOptions;
 use ostledb::solve::retrograde::{solve, solve_into};
 use ostledb::store::Database;
-use ostledb::store::pack::{PackOptions, pack};
 use ostledb::store::values::WriteOptions;
+use ostledb::working::pack::{PackOptions, pack};
 
 const MAX: u32 = 6;
 /// Small files, so that the 3x3 board's positions span several.
@@ -516,8 +516,8 @@ fn bfs_files_by_positions_equal_those_of_the_node_lists() {
 /// depths again removes the layers (they would be of another search).
 #[test]
 fn bfs_files_from_node_layers_equal_those_from_predecessors() {
+    use ostledb::bfs_depths::node_layers::{self, DIR_NAME};
     use ostledb::solve::bfs_positions::{Checkpoints, bfs_first_depths, bfs_first_depths_with, store_first_depths};
-    use ostledb::store::node_layers::{self, DIR_NAME};
     for mates in [true, false] {
         let db = solved_db(&format!("bfs-node-layers-{mates}"));
         let (report, depths) = bfs_first_depths(&geom(), mates, 200, &Silent).unwrap();
@@ -685,7 +685,7 @@ fn a_digest_from_records_resolved_by_groups_equals_the_plain_one_and_survives_cr
     let i = i.expect("a win");
     let w = u32::from_le_bytes(b[i..i + 4].try_into().unwrap()) + 2;
     b[i..i + 4].copy_from_slice(&w.to_le_bytes());
-    let sum = ostledb::store::file::checksum(&b[32..]);
+    let sum = ostledb::file::checksum(&b[32..]);
     b[24..32].copy_from_slice(&sum.to_le_bytes());
     std::fs::write(&target, b).unwrap();
     let keep = [&dir_arg[..], &["--keep-records"]].concat();
@@ -863,8 +863,8 @@ fn resolved_records_are_shared_by_walks_and_checked_before_use() {
     use ostledb::analysis::stats::database_stats;
     use ostledb::analysis::sweep::Checkpoint;
     use ostledb::analysis::verify::verify_database;
-    use ostledb::store::file::checksum;
-    use ostledb::store::resolved::ResolvedDir;
+    use ostledb::file::checksum;
+    use ostledb::working::resolved::ResolvedDir;
 
     let dir = solved_db("resolved-shared");
     let db = Database::open(&dir).unwrap();
@@ -970,7 +970,7 @@ fn resolved_records_are_shared_by_walks_and_checked_before_use() {
     // A file that cannot be written (here a directory stands where its temporary file
     // goes): a note, the walk goes on with the same statistics, and no file is kept.
     std::fs::remove_file(target).unwrap();
-    let blocker = ostledb::store::file::temp_name(target);
+    let blocker = ostledb::file::temp_name(target);
     std::fs::create_dir(&blocker).unwrap();
     let (s, (labels, notes)) = stats(Some(&here));
     assert_eq!(s, plain);
@@ -997,7 +997,7 @@ fn records_written_from_the_solver_are_those_a_walk_resolves() {
     use ostledb::analysis::sweep::Checkpoint;
     use ostledb::analysis::verify::verify_database;
     use ostledb::store::keys::Backend;
-    use ostledb::store::resolved::ResolvedDir;
+    use ostledb::working::resolved::ResolvedDir;
 
     let dir = tmpdir("records-from-solver");
     let from_solver = dir.with_extension("from-solver");
@@ -1044,7 +1044,7 @@ fn records_written_from_the_solver_are_those_a_walk_resolves() {
     // solver's files are still taken, with the same statistics and no mismatch.
     let before = db.identity();
     drop(db);
-    ostledb::store::pack::add_backend(&dir, Backend::Sorted).unwrap();
+    ostledb::working::pack::add_backend(&dir, Backend::Sorted).unwrap();
     let db = Database::open(&dir).unwrap();
     assert_ne!(db.identity(), before, "a new generation");
     let solver_dir = ResolvedDir::new(&from_solver, db.meta()).unwrap();

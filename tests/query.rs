@@ -14,8 +14,8 @@ use ostledb::record::Outcome;
 use ostledb::solve::SolveOptions;
 use ostledb::solve::retrograde::{solve, solve_into};
 use ostledb::store::Database;
-use ostledb::store::pack::{PackOptions, pack};
 use ostledb::store::values::WriteOptions;
+use ostledb::working::pack::{PackOptions, pack};
 
 fn build(geom: &Geometry, name: &str, max: u32) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("ostledb-query-{}-{name}", std::process::id()));

@@ -14,6 +14,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use ostledb::bfs_depths::first_depths::FirstDepthFile;
 use ostledb::game::node::{Convention, node_key};
 use ostledb::game::notation::base64_to_code;
 use ostledb::game::symmetry::canonical_code;
@@ -24,7 +25,6 @@ use ostledb::published::import::import_bfs;
 use ostledb::published::{FIELDS, LINES_PER_FILE, bfs_nontrivial_nodes, write_bfs_line};
 use ostledb::solve::bfs_positions::{Checkpoints, bfs_first_depths_from, store_first_depths};
 use ostledb::store::bfs::BfsFile;
-use ostledb::store::first_depths::FirstDepthFile;
 
 const MAX: u32 = 8;
 

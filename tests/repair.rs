@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use ostledb::store::file::checksum;
+use ostledb::file::checksum;
 use ostledb::store::meta;
 
 use crate::cli::small_database;

@@ -13,12 +13,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use ostledb::bfs_depths::{first_depths, node_layers};
 use ostledb::game::{Geometry, Phase};
 use ostledb::progress::Silent;
 use ostledb::solve::{bfs_checkpoint, checkpoint};
 use ostledb::store::keys::Backend;
-use ostledb::store::resolved::ResolvedDir;
-use ostledb::store::{bfs, first_depths, meta, node_layers, phasefile, values};
+use ostledb::store::{bfs, meta, values};
+use ostledb::working::phasefile;
+use ostledb::working::resolved::ResolvedDir;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -14,9 +14,9 @@ use ostledb::record::Outcome;
 use ostledb::solve::SolveOptions;
 use ostledb::solve::retrograde::{Solution, solve, solve_into};
 use ostledb::store::keys::{self, Backend};
-use ostledb::store::pack::{PackOptions, pack};
 use ostledb::store::values::WriteOptions;
 use ostledb::store::{Database, meta};
+use ostledb::working::pack::{PackOptions, pack};
 
 /// Where the value and key files of the database at `dir` are now.
 fn data(dir: &Path) -> std::path::PathBuf {
@@ -370,7 +370,7 @@ fn foreign_magic_and_future_versions_are_refused_with_a_clear_reason() {
     let good = std::fs::read(&file).unwrap();
     let mut bad = good.clone();
     bad[8] = 9;
-    let sum = ostledb::store::file::checksum(&bad[..24]);
+    let sum = ostledb::file::checksum(&bad[..24]);
     bad[24..32].copy_from_slice(&sum.to_le_bytes());
     std::fs::write(&file, &bad).unwrap();
     let e = Database::open(&dir).unwrap_err();
@@ -381,7 +381,7 @@ fn foreign_magic_and_future_versions_are_refused_with_a_clear_reason() {
     std::fs::write(dir.join(meta::FILE), &good).unwrap();
     let mut bad = good_v.clone();
     bad[8] = 6;
-    let sum = ostledb::store::file::checksum(&bad[..64]);
+    let sum = ostledb::file::checksum(&bad[..64]);
     bad[64..72].copy_from_slice(&sum.to_le_bytes());
     std::fs::write(&file, &bad).unwrap();
     let e = Database::open(&dir).unwrap_err();
@@ -411,7 +411,7 @@ fn check_golden(version: u32) {
         assert_eq!((f.version(), f.elides_losses()), (version, version >= 2));
         assert_eq!(f.fills_immediate_wins(), version >= 3);
         keys::check(Backend::Sorted, &data(&dir), p).unwrap();
-        let exact = ostledb::store::load_phase(&dir, &g, p.phase(), p.len()).unwrap().unwrap();
+        let exact = ostledb::working::group::load_phase(&dir, &g, p.phase(), p.len()).unwrap().unwrap();
         for i in 0..p.len() {
             assert_eq!(exact.record(i).base, sol.phase(p.phase()).unwrap().record(i).base);
         }
@@ -576,9 +576,9 @@ fn elided_loss_distances_come_back_exact() {
         assert!(fe.elides_losses() && !fk.elides_losses());
         (small, large) = (small + fe.file_len(), large + fk.file_len());
         let stored = ostledb::store::values::load_raw(&data(&elided), &g, ph, p.len()).unwrap();
-        let exact = ostledb::store::load_phase(&elided, &g, ph, p.len()).unwrap().unwrap();
-        let from_kept = ostledb::store::load_phase(&kept, &g, ph, p.len()).unwrap().unwrap();
-        let base = ostledb::store::load_base(&elided, &g, ph, p.len()).unwrap().unwrap();
+        let exact = ostledb::working::group::load_phase(&elided, &g, ph, p.len()).unwrap().unwrap();
+        let from_kept = ostledb::working::group::load_phase(&kept, &g, ph, p.len()).unwrap().unwrap();
+        let base = ostledb::working::group::load_base(&elided, &g, ph, p.len()).unwrap().unwrap();
         assert_eq!(exact.raw(), from_kept.raw(), "{ph}");
         let mut losses = 0;
         for i in 0..p.len() {
@@ -625,7 +625,7 @@ fn elided_loss_distances_come_back_exact() {
     let db = Database::open(&elided).unwrap();
     let e = db.probe(&p.position_at(i), None).unwrap_err();
     assert!(matches!(e, Error::Corrupt { .. }) && e.to_string().contains("stored as a loss"), "{e}");
-    let e = ostledb::store::load_phase(&elided, &g, ph, p.len()).unwrap_err();
+    let e = ostledb::working::group::load_phase(&elided, &g, ph, p.len()).unwrap_err();
     assert!(matches!(e, Error::Corrupt { .. }) && e.to_string().contains("stored as a loss"), "{e}");
     let _ = std::fs::remove_dir_all(&elided);
     let _ = std::fs::remove_dir_all(&kept);
@@ -688,10 +688,11 @@ struct FileCase {
 /// compiled), a BFS file and a solver's phase value file; each with how to read it.
 fn format_cases(name: &str) -> (PathBuf, Vec<FileCase>) {
     use ostledb::error::FileKind;
+    use ostledb::file::{le_u32, le_u64};
     use ostledb::game::Phase;
     use ostledb::game::node::Convention;
-    use ostledb::store::file::{le_u32, le_u64};
-    use ostledb::store::{bfs, phasefile, values};
+    use ostledb::store::{bfs, values};
+    use ostledb::working::phasefile;
     let g = Geometry::new(3, 3).unwrap();
     let dir = tmpdir(name);
     let hash = Backend::available().contains(&Backend::Hash);
@@ -823,7 +824,7 @@ fn with_version(case: &FileCase, bytes: &[u8], v: u32, fix_sum: bool) -> Vec<u8>
     let mut b = bytes.to_vec();
     b[8..12].copy_from_slice(&v.to_le_bytes());
     if let (Some(at), true) = (case.header_sum, fix_sum) {
-        let sum = ostledb::store::file::checksum(&b[..at]);
+        let sum = ostledb::file::checksum(&b[..at]);
         b[at..at + 8].copy_from_slice(&sum.to_le_bytes());
     }
     b
@@ -1012,7 +1013,7 @@ fn every_damage_message_names_the_fix_for_its_kind_of_file() {
     }
     // Without the solver's phase file, a damaged value file can only be solved again.
     let values = cases.iter().find(|c| c.kind == FileKind::Values).unwrap();
-    std::fs::remove_file(ostledb::store::phasefile::phase_file(&dir, ostledb::game::Phase::new(3, 3))).unwrap();
+    std::fs::remove_file(ostledb::working::phasefile::phase_file(&dir, ostledb::game::Phase::new(3, 3))).unwrap();
     let mut flipped = std::fs::read(&values.file).unwrap();
     flipped[values.body_byte] ^= 0x04;
     let msg = read_with(values, &flipped).to_string();
@@ -1028,7 +1029,7 @@ fn every_damage_message_names_the_fix_for_its_kind_of_file() {
 fn pack_drops_unreachable_specials_unless_the_phase_file_says_they_are_pruned() {
     use ostledb::game::moves::{Removal, is_immediate_win, moves, play};
     use ostledb::record::{Packed, PhaseValues, value::win};
-    use ostledb::store::phasefile;
+    use ostledb::working::phasefile;
     let g = Geometry::new(3, 3).unwrap();
     let sol = oracle(&g, 6);
     for pruned in [false, true] {
@@ -1086,12 +1087,12 @@ fn pack_drops_unreachable_specials_unless_the_phase_file_says_they_are_pruned() 
 /// that names the file, never a wrong depth.
 #[test]
 fn first_depth_file_gives_the_depth_of_every_node_like_the_node_list_search() {
+    use ostledb::bfs_depths::first_depths::{FILE_NAME, FirstDepthFile};
     use ostledb::game::moves::moves;
     use ostledb::game::node::{Convention, node_key};
     use ostledb::progress::Silent;
     use ostledb::solve::bfs::bfs_layers_with;
     use ostledb::solve::bfs_positions::{bfs_first_depths, store_first_depths};
-    use ostledb::store::first_depths::{FILE_NAME, FirstDepthFile};
 
     for (n, start, max_depth, mates, every) in
         [(3, 3, 255, true, 1), (3, 3, 255, false, 1), (4, 3, 255, true, 1), (4, 4, 7, true, 37)]

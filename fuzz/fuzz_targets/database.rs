@@ -34,7 +34,7 @@ use ostledb::error::EXIT_CORRUPT;
 use ostledb::game::Position;
 use ostledb::game::moves::unmoves;
 use ostledb::progress::Silent;
-use ostledb::store::file::checksum;
+use ostledb::file::checksum;
 use ostledb::store::keys::{self, Backend};
 use ostledb::store::{Database, OpenOptions};
 

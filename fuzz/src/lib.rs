@@ -16,7 +16,7 @@ use ostledb::index::GameIndex;
 use ostledb::solve::SolveOptions;
 use ostledb::solve::retrograde::{Solution, solve, solve_into};
 use ostledb::store::keys::Backend;
-use ostledb::store::pack::{PackOptions, pack};
+use ostledb::working::pack::{PackOptions, pack};
 use ostledb::store::values::WriteOptions;
 
 /// The board every target starts from: 3x3, 3 pieces a side, up to 6 pieces.

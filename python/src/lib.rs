@@ -1845,8 +1845,8 @@ fn solve(
 ) -> PyResult<()> {
     use ostledb::solve::SolveOptions;
     use ostledb::solve::retrograde::solve_into;
-    use ostledb::store::pack::{PackOptions, pack};
     use ostledb::store::values::MAX_LEVEL;
+    use ostledb::working::pack::{PackOptions, pack};
     let geom = geometry(side, pieces.unwrap_or(side)).map_err(|e| to_py(py, e, At::Query))?;
     let (least, most) = (2 * geom.min_pieces(), 2 * geom.start_pieces());
     let max = match max_pieces.filter(|m| !m.is_none()) {

@@ -157,7 +157,7 @@ impl PhaseCounts {
 }
 
 /// Count the classes over every position of `phase` in parallel, from loaded values (the
-/// phase's group in full and the group below as base values: [`crate::store::group::GroupValues`]),
+/// phase's group in full and the group below as base values: [`crate::working::group::GroupValues`]),
 /// keeping up to `list` examples per class. A position's value is its stored base value.
 pub fn sweep_phase(
     geom: &Geometry,

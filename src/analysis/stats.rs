@@ -11,8 +11,8 @@ use crate::game::{Geometry, Position};
 use crate::index::PhaseIndex;
 use crate::progress::Reporter;
 use crate::store::Database;
-use crate::store::group::GroupValues;
-use crate::store::resolved::ResolvedDir;
+use crate::working::group::GroupValues;
+use crate::working::resolved::ResolvedDir;
 
 /// Counts over one phase.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -248,7 +248,7 @@ pub fn tally(geom: &Geometry, pos: &Position, packed: crate::record::Packed, acc
 /// round of chunks, to save the counts ([`fold_positions`]).
 pub fn phase_stats_from(
     index: &PhaseIndex,
-    values: &impl crate::store::group::HeldPhase,
+    values: &impl crate::working::group::HeldPhase,
     label: &str,
     reporter: &dyn Reporter,
     from: (u64, PhaseStats),

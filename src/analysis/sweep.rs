@@ -21,13 +21,13 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, io};
+use crate::file::{read_capped, write_atomic};
 use crate::game::{Phase, Position};
 use crate::index::PhaseIndex;
 use crate::progress::{Reporter, thousands};
 use crate::store::Database;
-use crate::store::file::{read_capped, write_atomic};
-use crate::store::group::GroupValues;
-use crate::store::resolved::ResolvedDir;
+use crate::working::group::GroupValues;
+use crate::working::resolved::ResolvedDir;
 
 /// Chunks per round at most: the positions between two chances to save. Rounds are
 /// seconds long on the whole game, and the threads wait at a round's end for its last
@@ -325,7 +325,7 @@ impl<A: Serialize + DeserializeOwned + Clone> Checkpoint<A> {
 /// it holds. A group is loaded with the base values of the group below as the walk left
 /// them, or from the value files when the walk skipped that group. With `resolved`, the
 /// records with elided losses resolved are taken from there when usable and written
-/// there when resolved here ([`crate::store::resolved`]).
+/// there when resolved here ([`crate::working::resolved`]).
 pub fn walk_groups<A: Serialize + DeserializeOwned + Clone + Default>(
     db: &Database,
     resolved: Option<&ResolvedDir>,

@@ -28,10 +28,10 @@ use crate::progress::{Reporter, thousands};
 use crate::record::Outcome;
 use crate::store::bfs::BfsFile;
 use crate::store::directory::unlisted;
-use crate::store::group::GroupValues;
 use crate::store::keys::{self, Backend};
-use crate::store::resolved::ResolvedDir;
 use crate::store::{Database, meta};
+use crate::working::group::GroupValues;
+use crate::working::resolved::ResolvedDir;
 
 /// What a verification found.
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
@@ -249,13 +249,13 @@ pub fn check_checksums(db: &Database, reporter: &dyn Reporter) -> Result<Checksu
             Err(e) => record(path, Err(e))?,
         }
     }
-    let path = dir.join(crate::store::first_depths::FILE_NAME).display().to_string();
-    match crate::store::first_depths::FirstDepthFile::open(dir, db.geometry()) {
+    let path = dir.join(crate::bfs_depths::first_depths::FILE_NAME).display().to_string();
+    match crate::bfs_depths::first_depths::FirstDepthFile::open(dir, db.geometry()) {
         Ok(Some(f)) => {
             let summary = f.summary().clone();
             record(path, f.check())?;
-            let layers_dir = dir.join(crate::store::node_layers::DIR_NAME).display().to_string();
-            match crate::store::node_layers::NodeLayers::open(
+            let layers_dir = dir.join(crate::bfs_depths::node_layers::DIR_NAME).display().to_string();
+            match crate::bfs_depths::node_layers::NodeLayers::open(
                 dir,
                 db.geometry(),
                 summary.layers.len() as u32,
@@ -310,7 +310,7 @@ mod tests {
     use crate::progress::Silent;
     use crate::record::{Packed, PhaseValues};
     use crate::solve::retrograde::{SolveOptions, solve};
-    use crate::store::phasefile;
+    use crate::working::phasefile;
 
     #[test]
     fn small_board_solutions_agree_with_their_children() {

@@ -5,6 +5,7 @@ use std::time::Instant;
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 
+use crate::bfs_depths::first_depths::{FILE_NAME, FirstDepthSummary, NOT_REACHED};
 use crate::cli::progress::CliReporter;
 use crate::cli::{CommonArgs, OnInterrupt, Signals, emit, emit_json, thousands};
 use crate::error::Error;
@@ -16,7 +17,6 @@ use crate::game::{Geometry, Phase};
 use crate::progress::Reporter;
 use crate::solve::bfs::{BfsReport, Stop, bfs_layers_with};
 use crate::solve::bfs_positions::{Checkpoints, bfs_first_depths_from, bfs_positions_from, store_first_depths};
-use crate::store::first_depths::{FILE_NAME, FirstDepthSummary, NOT_REACHED};
 
 /// The expansion convention on the command line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -241,12 +241,12 @@ pub fn run(args: BfsArgs, signals: &Signals) -> Result<(), Error> {
     } else if query_node.is_some() || args.first_depths_out.is_some() || args.store || checkpoints.dir.is_some() {
         let (report, depths) = bfs_first_depths_from(g, start, mates, args.max_depth, &checkpoints, &reporter)?;
         if let Some(path) = &args.first_depths_out {
-            crate::store::file::write_atomic(path, |w| depths.write_raw(w))?;
+            crate::file::write_atomic(path, |w| depths.write_raw(w))?;
         }
         if args.store {
             stored_first_depths = Some(store_first_depths(&args.common.db, &report, &depths, &reporter)?);
             if let Some(partial) = depths.node_layers() {
-                let to = crate::store::node_layers::commit(partial, &args.common.db, report.layers.len() as u32)?;
+                let to = crate::bfs_depths::node_layers::commit(partial, &args.common.db, report.layers.len() as u32)?;
                 reporter.note(&format!(
                     "kept the node layers of the {} depths in {}",
                     report.layers.len(),
@@ -406,7 +406,7 @@ fn import_first_depths(
         move |e| Error::Io { path: p.clone(), source: e }
     };
     // A bound no report of `bfs --json` comes near (a few KB), and never a FIFO.
-    let bytes = crate::store::file::read_capped(report, 1 << 20).map_err(io(report))?;
+    let bytes = crate::file::read_capped(report, 1 << 20).map_err(io(report))?;
     if bytes.len() > 1 << 20 {
         return Err(Error::InvalidArgument(format!(
             "--import-report {}: over 1 MiB, not the --json output of `ostledb bfs`",
@@ -465,7 +465,7 @@ fn import_first_depths(
     }
     // One pass to count the positions first reached at each depth, one to store.
     let mut first_reached = vec![0u64; 256];
-    let mut f = std::io::BufReader::with_capacity(1 << 22, crate::store::file::open_regular(raw).map_err(io(raw))?);
+    let mut f = std::io::BufReader::with_capacity(1 << 22, crate::file::open_regular(raw).map_err(io(raw))?);
     let mut buf = vec![0u8; 1 << 22];
     loop {
         let n = f.read(&mut buf).map_err(io(raw))?;
@@ -485,8 +485,8 @@ fn import_first_depths(
     }
     first_reached.truncate(layers.len());
     let summary = FirstDepthSummary { expand_checkmates, complete, layers, first_reached, positions, start };
-    let mut f = crate::store::file::open_regular(raw).map_err(io(raw))?;
+    let mut f = crate::file::open_regular(raw).map_err(io(raw))?;
     let len =
-        crate::store::first_depths::write(db, g, &summary, |_, out| f.read_exact(out).map_err(io(raw)), reporter)?;
+        crate::bfs_depths::first_depths::write(db, g, &summary, |_, out| f.read_exact(out).map_err(io(raw)), reporter)?;
     Ok((summary, len))
 }

@@ -10,10 +10,10 @@ use serde::Serialize;
 use crate::cli::progress::CliReporter;
 use crate::cli::{CommonArgs, emit, emit_json, thousands};
 use crate::error::Error;
+use crate::file::write_atomic;
 use crate::progress::Reporter;
 use crate::published::export::{ExportCheckpoint, ExportOptions, ExportSummary, export_with};
 use crate::store::Database;
-use crate::store::file::write_atomic;
 
 /// Output formats of `ostledb export`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

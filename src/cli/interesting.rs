@@ -14,7 +14,7 @@ use crate::error::Error;
 use crate::game::notation::{code_to_base64, format_board, format_move};
 use crate::progress::Reporter;
 use crate::store::Database;
-use crate::store::group::GroupValues;
+use crate::working::group::GroupValues;
 
 /// The most examples `--list` keeps per class and phase: a list to read, not a dump (a
 /// list of 10^11 grew with every position of its class, per worker).

@@ -125,8 +125,11 @@ pub struct WalkCheckpointArgs {
 
 impl WalkCheckpointArgs {
     /// The directory of resolved records these arguments name, for `db`.
-    pub fn resolved(&self, db: &crate::store::Database) -> Result<Option<crate::store::resolved::ResolvedDir>, Error> {
-        self.records_dir.as_deref().map(|d| crate::store::resolved::ResolvedDir::new(d, db.meta())).transpose()
+    pub fn resolved(
+        &self,
+        db: &crate::store::Database,
+    ) -> Result<Option<crate::working::resolved::ResolvedDir>, Error> {
+        self.records_dir.as_deref().map(|d| crate::working::resolved::ResolvedDir::new(d, db.meta())).transpose()
     }
 
     /// The checkpoint of walk `command` over `db` these arguments ask for.

@@ -10,9 +10,9 @@ use crate::cli::{CommonArgs, emit, thousands};
 use crate::error::Error;
 use crate::game::{Geometry, Phase};
 use crate::store::Backend;
-use crate::store::pack::{PackOptions, add_backend, pack};
-use crate::store::phasefile::phase_file;
 use crate::store::values::{DEFAULT_FORMAT, DEFAULT_LEVEL, MAX_BLOCK, MAX_LEVEL, MAX_STREAMS, WriteOptions, file_name};
+use crate::working::pack::{PackOptions, add_backend, pack};
+use crate::working::phasefile::phase_file;
 
 /// Arguments of `ostledb pack`.
 #[derive(Debug, Args)]

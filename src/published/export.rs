@@ -11,7 +11,9 @@ use rayon::prelude::*;
 
 use crate::analysis::stats::{PhaseStats, tally};
 use crate::analysis::sweep::CheckpointFile;
+use crate::bfs_depths::node_layers;
 use crate::error::{Error, io};
+use crate::file::temp_name;
 use crate::game::Position;
 use crate::game::notation::code_to_base64;
 use crate::index::{GameIndex, PhaseIndex, Positions};
@@ -23,9 +25,8 @@ use crate::published::{
 };
 use crate::record::Packed;
 use crate::store::Database;
-use crate::store::file::temp_name;
-use crate::store::resolved::ResolvedDir;
 use crate::store::values::ValueFile;
+use crate::working::resolved::ResolvedDir;
 
 /// What to export.
 #[derive(Clone, Debug)]
@@ -43,7 +44,7 @@ pub struct ExportOptions {
     /// `keep_records`. `None`: no scratch files.
     pub records_dir: Option<PathBuf>,
     /// Keep the files of `records_dir` when done (for `stats` and `verify --deep` with
-    /// the same directory, [`crate::store::resolved`]).
+    /// the same directory, [`crate::working::resolved`]).
     pub keep_records: bool,
     /// Also count the statistics of every exported phase, as
     /// [`crate::analysis::stats::database_stats`] does, from the records and nodes each
@@ -590,7 +591,7 @@ pub fn export_with(
     let bfs_files = match (db.first_depths()?, db.bfs()?) {
         (Some(f), _) => {
             let s = f.summary();
-            let layers = crate::store::node_layers::NodeLayers::open(
+            let layers = node_layers::NodeLayers::open(
                 db.path(),
                 geom,
                 s.layers.len() as u32,
@@ -818,7 +819,7 @@ pub type FileDone<'a> = dyn FnMut(&[ExportedFile], Mark) -> Result<(), Error> + 
 /// one's node depths are read from the search's node layers when it kept them
 /// (`layers`: the blocks of every layer that a batch's positions fall in, decoded in
 /// parallel), or else found from its predecessors' first depths
-/// ([`crate::store::first_depths::node_sources`], every predecessor's depth asked for
+/// ([`crate::bfs_depths::first_depths::node_sources`], every predecessor's depth asked for
 /// from memory before any is read), in parallel batches; a writer thread hashes (and
 /// writes) one batch while the next is made. The same lines as from a node-list search
 /// of the same depth. `from`: the files done and the positions of each phase in them, to
@@ -826,8 +827,8 @@ pub type FileDone<'a> = dyn FnMut(&[ExportedFile], Mark) -> Result<(), Error> + 
 /// the end of every file (an error from it ends the export with that error).
 #[allow(clippy::too_many_arguments)]
 pub fn export_bfs_by_positions(
-    depths: &crate::store::first_depths::FirstDepthFile,
-    layers: Option<&crate::store::node_layers::NodeLayers>,
+    depths: &crate::bfs_depths::first_depths::FirstDepthFile,
+    layers: Option<&node_layers::NodeLayers>,
     max: u32,
     lines_per_file: u64,
     (out, fingerprint): (Option<&Path>, bool),
@@ -835,7 +836,7 @@ pub fn export_bfs_by_positions(
     (files, consumed): (Vec<ExportedFile>, Vec<u64>),
     file_done: &mut FileDone<'_>,
 ) -> Result<Vec<ExportedFile>, Error> {
-    use crate::store::first_depths::{NOT_REACHED, depths_from_sources, node_sources};
+    use crate::bfs_depths::first_depths::{NOT_REACHED, depths_from_sources, node_sources};
     let numbering = depths.numbering();
     let geom = numbering.index().geometry();
     // The search's phases: those its start can reach.
@@ -951,18 +952,18 @@ pub fn export_bfs_by_positions(
 }
 
 /// Positions per block of the node layers.
-const LAYER_BLOCK: u64 = crate::store::node_layers::BLOCK_POSITIONS as u64;
+const LAYER_BLOCK: u64 = node_layers::BLOCK_POSITIONS as u64;
 
 /// The blocks of the node layers that a batch of an export needs, every layer's, decoded:
 /// by block number, ascending. A block the next batch needs too is kept for it.
 #[derive(Default)]
 struct LayerBlocks {
-    blocks: Vec<(u64, Vec<Option<crate::store::node_layers::LayerBlock>>)>,
+    blocks: Vec<(u64, Vec<Option<node_layers::LayerBlock>>)>,
 }
 
 impl LayerBlocks {
     /// Have the blocks of the positions of `batch` (global numbers first), and no others.
-    fn load(&mut self, layers: &crate::store::node_layers::NodeLayers, batch: &[(u64, Position)]) -> Result<(), Error> {
+    fn load(&mut self, layers: &node_layers::NodeLayers, batch: &[(u64, Position)]) -> Result<(), Error> {
         let mut need: Vec<u64> = batch.iter().map(|(g, _)| g / LAYER_BLOCK).collect();
         need.sort_unstable();
         need.dedup();
@@ -983,7 +984,7 @@ impl LayerBlocks {
     }
 
     /// Every layer's block of the position with global number `g` (one of the batch's).
-    fn of(&self, g: u64) -> &[Option<crate::store::node_layers::LayerBlock>] {
+    fn of(&self, g: u64) -> &[Option<node_layers::LayerBlock>] {
         let i = self.blocks.binary_search_by_key(&(g / LAYER_BLOCK), |(b, _)| *b).expect("loaded for the batch");
         &self.blocks[i].1
     }

@@ -20,6 +20,7 @@ use rayon::prelude::*;
 
 use crate::analysis::verify::verify_phase;
 use crate::error::{Error, io};
+use crate::file::open_regular;
 use crate::game::moves::is_immediate_win;
 use crate::game::notation::code_to_base64;
 use crate::game::symmetry::{canonical_code, is_canonical};
@@ -30,9 +31,8 @@ use crate::progress::Reporter;
 use crate::published::{FIELDS, Fields, Kind, file_name, nontrivial_nodes, parse_file_name, parse_line};
 use crate::record::{Packed, PhaseValues, Record, Val, outcome_val};
 use crate::store::directory::WriteLock;
-use crate::store::file::open_regular;
 use crate::store::meta::{self, Meta};
-use crate::store::pack::{PackOptions, pack};
+use crate::working::pack::{PackOptions, pack};
 
 /// What an import did.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -480,7 +480,7 @@ pub fn import(
     let rederived = if trust { 0 } else { rederive(geom, &index, &records, from, reporter)? };
     for (slot, p) in phases.iter().enumerate() {
         let values = PhaseValues::from_raw(p.phase(), std::mem::take(&mut records[slot]));
-        crate::store::phasefile::save(db, geom, &values, 0)?;
+        crate::working::phasefile::save(db, geom, &values, 0)?;
     }
     let meta = pack(db, geom, n, opts, |_| {})?;
     let bfs_nodes = if bfs.is_empty() { 0 } else { import_bfs(geom, n, &bfs, db)? };

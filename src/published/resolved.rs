@@ -16,13 +16,13 @@ use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
 use crate::error::{Error, io};
+use crate::file::open_regular;
 use crate::game::Phase;
 use crate::index::GameIndex;
 use crate::progress::Reporter;
 use crate::store::Database;
-use crate::store::file::open_regular;
-use crate::store::group::{CompactPhase, GroupValues};
-use crate::store::resolved::{HEADER, ResolvedDir};
+use crate::working::group::{CompactPhase, GroupValues};
+use crate::working::resolved::{HEADER, ResolvedDir};
 
 /// The resolved records of the phases of an export, open for reading.
 pub struct ResolvedRecords {

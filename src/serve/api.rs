@@ -462,7 +462,7 @@ async fn line(State(app): Shared, uri: Uri, headers: HeaderMap) -> Result<Respon
 async fn page(State(app): Shared, uri: Uri, headers: HeaderMap) -> Result<Response, ApiError> {
     let query = uri.query().unwrap_or("").to_string();
     let (status, html) = app.probe(move |db| Ok(page::render(db, &query))).await?;
-    let tag = format!("\"{:016x}\"", crate::store::file::checksum(html.as_bytes()));
+    let tag = format!("\"{:016x}\"", crate::file::checksum(html.as_bytes()));
     let tag = HeaderValue::from_str(&tag).expect("ASCII");
     let hit = status == 200 && headers.get(header::IF_NONE_MATCH).is_some_and(|v| v.as_bytes() == tag.as_bytes());
     let mut r = if hit {

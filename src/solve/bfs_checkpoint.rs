@@ -4,7 +4,7 @@
 //! resumes there instead of at depth 0.
 //!
 //! One file, [`FILE_NAME`] in the checkpoint directory, written atomically in large
-//! blocks ([`crate::store::file::write_streamed`]: temporary name, fsync, rename) with
+//! blocks ([`crate::file::write_streamed`]: temporary name, fsync, rename) with
 //! an XXH3-64 checksum over its body and one over its header. It holds the masks of
 //! every position, the frontier bitmap of the next layer to expand, the layer
 //! statistics so far and the options of the search; the masks and the frontier are
@@ -25,11 +25,11 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 
 use rayon::prelude::*;
 
+use crate::bfs_depths::node_layers::NODE_BITS;
 use crate::error::{Error, FileKind, checksum_mismatch, corrupt, io};
+use crate::file::{BlockOut, Hasher, check_version_and_sum, le_u32, le_u64, open_existing, write_streamed};
 use crate::game::{Geometry, Phase};
 use crate::solve::bfs::{LayerStats, PhaseLayer};
-use crate::store::file::{BlockOut, Hasher, check_version_and_sum, le_u32, le_u64, open_existing, write_streamed};
-use crate::store::node_layers::NODE_BITS;
 
 /// The first depth's place in a position's mask (bits 25..=31; the forbidden indices
 /// reached are [`NODE_BITS`]), as the search keeps it and this file stores it.
@@ -90,7 +90,7 @@ fn header(geom: &Geometry, phases: usize, positions: u64, p: &Progress, body_len
     h[48..56].copy_from_slice(&p.seconds.to_bits().to_le_bytes());
     h[56..64].copy_from_slice(&body_len.to_le_bytes());
     h[64..72].copy_from_slice(&body_sum.to_le_bytes());
-    let sum = crate::store::file::checksum(&h[..72]);
+    let sum = crate::file::checksum(&h[..72]);
     h[72..80].copy_from_slice(&sum.to_le_bytes());
     h
 }
@@ -438,12 +438,12 @@ pub(crate) fn load(
 pub(crate) fn remove(dir: &Path) -> Result<(), Error> {
     let path = file(dir);
     let mut removed = false;
-    for p in [crate::store::file::temp_name(&path), path] {
+    for p in [crate::file::temp_name(&path), path] {
         match std::fs::remove_file(&p) {
             Ok(()) => removed = true,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(Error::Io { path: p, source: e }),
         }
     }
-    if removed { crate::store::file::sync_dir(dir) } else { Ok(()) }
+    if removed { crate::file::sync_dir(dir) } else { Ok(()) }
 }

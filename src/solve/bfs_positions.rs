@@ -81,6 +81,8 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
+use crate::bfs_depths::first_depths::FirstDepthSummary;
+use crate::bfs_depths::node_layers;
 use crate::error::{Error, io};
 use crate::game::moves::is_immediate_win;
 use crate::game::node::{Convention, children_with, key_code, key_index, start_key_of};
@@ -89,8 +91,6 @@ use crate::index::{GameIndex, GameNumbering};
 use crate::progress::{Reporter, thousands};
 use crate::solve::bfs::{BfsNodes, BfsReport, LayerStats, PhaseLayer, Stop};
 use crate::solve::bfs_checkpoint::{self, DEPTH_SHIFT, MAX_FIRST_DEPTH, Progress};
-use crate::store::first_depths::FirstDepthSummary;
-use crate::store::node_layers;
 
 /// Bytes per position of the masks.
 pub const MASK_BYTES_PER_POSITION: u64 = 4;
@@ -100,12 +100,12 @@ pub const BITMAP_BITS_PER_POSITION: u64 = 3;
 
 /// Mask bits holding the reached forbidden indices `0..=24` (the node-layer files keep
 /// these bits of each mask).
-pub(crate) use crate::store::node_layers::NODE_BITS;
+pub(crate) use crate::bfs_depths::node_layers::NODE_BITS;
 /// Frontier bitmap words per parallel task and per dirty flag (64 positions each).
 const CHUNK_WORDS: usize = 256;
 /// Stored for a position whose first node was not reached (see [`FirstDepths::get`]);
 /// the first-depth file stores the same byte.
-pub use crate::store::first_depths::NOT_REACHED;
+pub use crate::bfs_depths::first_depths::NOT_REACHED;
 
 /// Bytes the search needs for `positions` positions: masks and bitmaps (first depths
 /// included).
@@ -286,9 +286,9 @@ impl FirstDepths {
         self.start
     }
 
-    /// The directory of the search's node layers ([`crate::store::node_layers`]), one
+    /// The directory of the search's node layers ([`crate::bfs_depths::node_layers`]), one
     /// file per layer, when it kept them: to be made a database's with
-    /// [`crate::store::node_layers::commit`] once its first depths are stored.
+    /// [`crate::bfs_depths::node_layers::commit`] once its first depths are stored.
     pub fn node_layers(&self) -> Option<&std::path::Path> {
         self.node_layers.as_deref()
     }
@@ -356,8 +356,8 @@ pub struct Checkpoints {
     /// after saving its state there when `dir` is given: the search then returns
     /// [`Error::BfsStopped`].
     pub stop: Option<Arc<AtomicBool>>,
-    /// Keep the search's node layers ([`crate::store::node_layers`]) in `dir`'s
-    /// [`PARTIAL_DIR_NAME`](crate::store::node_layers::PARTIAL_DIR_NAME), a file as each
+    /// Keep the search's node layers ([`crate::bfs_depths::node_layers`]) in `dir`'s
+    /// [`PARTIAL_DIR_NAME`](crate::bfs_depths::node_layers::PARTIAL_DIR_NAME), a file as each
     /// layer is done (needs `dir`). A search resumed from a checkpoint saved without
     /// them, or whose earlier layers' files are gone, does not keep them (and says so).
     pub node_layers: bool,
@@ -419,7 +419,7 @@ fn first_depth(mask: u32) -> u8 {
 }
 
 /// Store the first depths of a search ([`bfs_first_depths`]) in database directory `dir`
-/// as its first-depth file ([`crate::store::first_depths`]), with the search's layer
+/// as its first-depth file ([`crate::bfs_depths::first_depths`]), with the search's layer
 /// counts and whether it was complete; `reporter` gets a step for the writing. Returns
 /// what was stored and the file's length.
 pub fn store_first_depths(
@@ -445,7 +445,7 @@ pub fn store_first_depths(
         start: depths.start(),
     };
     let geom = depths.index().geometry();
-    let len = crate::store::first_depths::write(
+    let len = crate::bfs_depths::first_depths::write(
         dir,
         geom,
         &summary,

@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::error::{Error, FileKind, checksum_mismatch, io};
+use crate::file::{WordHash, fault_point, header_version, open_existing, open_regular, rename_durably};
 use crate::game::{Geometry, Phase};
-use crate::store::file::{WordHash, fault_point, header_version, open_existing, open_regular, rename_durably};
 
 /// The first 8 bytes of a group checkpoint file.
 pub const MAGIC: [u8; 8] = *b"OSTLEGRP";

@@ -14,13 +14,13 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use crate::error::{Error, FileKind, checksum_mismatch, corrupt, io};
-use crate::game::node::Convention;
-use crate::game::{Geometry, Phase};
-use crate::store::directory::{WriteLock, bfs_file_name};
-use crate::store::file::{
+use crate::file::{
     IndexAt, IndexedOut, checksum, decompress, le_u32, le_u64, open_with_header, prefix, read_index, read_summed,
     remove_on_error, rename_durably, temp_name,
 };
+use crate::game::node::Convention;
+use crate::game::{Geometry, Phase};
+use crate::store::directory::{WriteLock, bfs_file_name};
 
 /// The first 8 bytes of a BFS file.
 pub const MAGIC: [u8; 8] = *b"OSTLEBFS";

@@ -56,7 +56,7 @@ pub struct Database {
     /// Records with elided losses resolved, by phase and index.
     resolved: RecordCache,
     bfs: OnceLock<Option<crate::store::bfs::BfsFile>>,
-    first_depths: OnceLock<Option<crate::store::first_depths::FirstDepthFile>>,
+    first_depths: OnceLock<Option<crate::bfs_depths::first_depths::FirstDepthFile>>,
 }
 
 /// A node as a query sees it: the canonical position, the symmetry that maps the board
@@ -216,7 +216,7 @@ impl Database {
     /// names its generation, settings and per-phase counts; every write makes a new
     /// generation, so answers under one identity never change (HTTP ETags use it).
     pub fn identity(&self) -> u64 {
-        meta::encode(&self.meta).map(|b| crate::store::file::checksum(&b)).unwrap_or(0)
+        meta::encode(&self.meta).map(|b| crate::file::checksum(&b)).unwrap_or(0)
     }
 
     /// Every phase with at most this many pieces is present.
@@ -237,11 +237,11 @@ impl Database {
 
     /// The stored first depth of every position (`bfs-first-depths.zst`, from `ostledb bfs
     /// --by-positions --store`), opened on first use; `None` when there is none.
-    pub fn first_depths(&self) -> Result<Option<&crate::store::first_depths::FirstDepthFile>, Error> {
+    pub fn first_depths(&self) -> Result<Option<&crate::bfs_depths::first_depths::FirstDepthFile>, Error> {
         if let Some(f) = self.first_depths.get() {
             return Ok(f.as_ref());
         }
-        let f = crate::store::first_depths::FirstDepthFile::open(&self.dir, &self.geom)?;
+        let f = crate::bfs_depths::first_depths::FirstDepthFile::open(&self.dir, &self.geom)?;
         let _ = self.first_depths.set(f);
         Ok(self.first_depths.get().and_then(|f| f.as_ref()))
     }

@@ -25,9 +25,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 
 use crate::error::{Error, FileKind, generation_name, generation_of, io};
+use crate::file::{fault_point, sync_dir};
 use crate::game::Phase;
 use crate::game::node::Convention;
-use crate::store::file::{fault_point, sync_dir};
 use crate::store::keys::Backend;
 use crate::store::meta::{self, Meta};
 use crate::store::values;
@@ -366,9 +366,9 @@ pub fn unlisted(dir: &Path, meta: &Meta) -> Vec<PathBuf> {
             || name == LOCK_FILE
             || name == READERS_FILE
             || bfs.contains(&name)
-            || name == crate::store::first_depths::FILE_NAME
-            || name == crate::store::node_layers::DIR_NAME
-            || name == crate::store::node_layers::PARTIAL_DIR_NAME
+            || name == crate::bfs_depths::first_depths::FILE_NAME
+            || name == crate::bfs_depths::node_layers::DIR_NAME
+            || name == crate::bfs_depths::node_layers::PARTIAL_DIR_NAME
             || (name.starts_with("phase-") && name.ends_with(".vals"))
             || (name.starts_with("group-") && (name.ends_with(".ckpt") || name.ends_with(".events")))
             || FileKind::of_path(Path::new(&name)) == Some(FileKind::BfsCheckpoint)

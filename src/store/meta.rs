@@ -14,7 +14,7 @@
 use std::path::Path;
 
 use crate::error::{Error, FileKind, checksum_mismatch, corrupt, io};
-use crate::store::file::{checksum, header_version, le_u32, le_u64, read_capped, write_atomic};
+use crate::file::{checksum, header_version, le_u32, le_u64, read_capped, write_atomic};
 
 /// The file name of the metadata inside the database directory.
 pub const FILE: &str = "ostledb.meta";
@@ -185,7 +185,7 @@ pub fn decode(path: &Path, bytes: &[u8]) -> Result<Meta, Error> {
 
 /// Read the metadata of the database at `dir`; `Ok(None)` when there is none. At most
 /// [`HEADER_LEN`] + [`MAX_BODY`] bytes are read: a longer file is damage, and anything
-/// but a regular file is refused unread ([`open_regular`](crate::store::file::open_regular)).
+/// but a regular file is refused unread ([`open_regular`](crate::file::open_regular)).
 pub fn read(dir: &Path) -> Result<Option<Meta>, Error> {
     let path = dir.join(FILE);
     let max = HEADER_LEN + MAX_BODY;

@@ -1,24 +1,19 @@
 //! The result store: a solved database on disk, compressed and index-keyed, with
-//! switchable key -> index lookup backends.
+//! switchable key -> index lookup backends. The read path: [`Database`] and the files it
+//! reads (value files, key indexes, the metadata, the node-key BFS file), the block
+//! cache, and the database directory (generations, the writer and reader locks) with
+//! the metadata's repair. What writes a database from the solver's files is a layer
+//! above ([`crate::working`]).
 
 pub mod bfs;
 pub mod cache;
 pub mod db;
 pub mod directory;
-pub mod file;
-pub mod first_depths;
-pub mod group;
 pub mod keys;
 pub mod meta;
-pub mod node_layers;
-pub mod pack;
-pub mod phasefile;
 pub mod repair;
-pub mod resolved;
 pub mod value_model;
 pub mod values;
 
 pub use db::{Database, OpenOptions};
 pub use keys::Backend;
-
-pub use group::{load_base, load_group, load_phase};

@@ -141,7 +141,7 @@ fn rebuild(data: &Path, reporter: &dyn Reporter) -> Result<Option<Meta>, String>
             return Err(format!("{name}: not a phase"));
         };
         let path = data.join(name);
-        let head = crate::store::file::read_capped(&path, 16).map_err(|e| format!("{name}: {e}"))?;
+        let head = crate::file::read_capped(&path, 16).map_err(|e| format!("{name}: {e}"))?;
         if head.len() < 16 || head[..8] != values::MAGIC {
             return Err(format!("{name}: not a value file (its first bytes are not the value file magic)"));
         }

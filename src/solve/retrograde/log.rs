@@ -13,7 +13,7 @@ use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, io};
-use crate::store::file::{fault_point, open_existing};
+use crate::file::{fault_point, open_existing};
 
 enum Sink {
     Memory(Vec<u32>),

@@ -55,7 +55,7 @@ use crate::progress::{Reporter, Silent};
 use crate::record::value::{loss, tally, val_outcome, win};
 use crate::record::{Outcome, Packed, PhaseValues, Record, Val};
 use crate::solve::checkpoint::{self, ChunkQueue};
-use crate::store::phasefile;
+use crate::working::phasefile;
 
 /// Settings of a solve.
 #[derive(Clone)]
@@ -145,7 +145,7 @@ impl Solution {
         let mut phases = Vec::new();
         let totals = index.group_pieces();
         for total in totals {
-            match crate::store::load_group(dir, geom, &index, total, &Silent)? {
+            match crate::working::group::load_group(dir, geom, &index, total, &Silent)? {
                 Some(v) => phases.extend(v),
                 None => {
                     let p = index.phases().iter().find(|p| p.phase().pieces() == total).expect("a phase of the total");
@@ -325,13 +325,13 @@ fn load_finished(
 ) -> Result<Option<Vec<Solved>>, Error> {
     let members: Vec<&PhaseIndex> = index.phases().iter().filter(|p| p.phase().pieces() == total).collect();
     if keep {
-        let Some(values) = crate::store::load_group(dir, geom, index, total, opts.reporter.as_ref())? else {
+        let Some(values) = crate::working::group::load_group(dir, geom, index, total, opts.reporter.as_ref())? else {
             return Ok(None);
         };
         return Ok((values.len() == members.len())
             .then(|| values.into_iter().map(|v| Solved::of(v, need_base, true)).collect()));
     }
-    let Some(bases) = crate::store::group::load_group_base(dir, geom, index, total, None, opts.reporter.as_ref())?
+    let Some(bases) = crate::working::group::load_group_base(dir, geom, index, total, None, opts.reporter.as_ref())?
     else {
         return Ok(None);
     };

@@ -285,7 +285,7 @@ fn a_group_solved_on_top_of_a_packed_database_ends_identical() {
         Ok(())
     })
     .unwrap();
-    let packed = crate::store::pack::pack(&dir, &g, 5, &Default::default(), |_| {}).unwrap();
+    let packed = crate::working::pack::pack(&dir, &g, 5, &Default::default(), |_| {}).unwrap();
     assert!(!phasefile::phase_file(&dir, Phase::new(3, 2)).exists());
     assert!(packed.phases.iter().all(|p| p.win + p.loss + p.draw == p.positions));
     counts.clear();

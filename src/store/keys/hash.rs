@@ -19,8 +19,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, FileKind, checksum_mismatch, corrupt, io};
+use crate::file::{Hasher, check_version_and_sum, checksum, le_u64, open_regular, prefix, write_atomic};
 use crate::index::PhaseIndex;
-use crate::store::file::{Hasher, check_version_and_sum, checksum, le_u64, open_regular, prefix, write_atomic};
 use crate::sys::vec_with_capacity;
 
 use super::mphf::Mphf;

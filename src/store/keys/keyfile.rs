@@ -26,8 +26,8 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use crate::error::{Error, FileKind, checksum_mismatch, corrupt, io};
+use crate::file::{Hasher, check_version_and_sum, checksum, le_u64, open_regular, prefix, write_atomic};
 use crate::index::PhaseIndex;
-use crate::store::file::{Hasher, check_version_and_sum, checksum, le_u64, open_regular, prefix, write_atomic};
 
 use super::Backend;
 
@@ -347,9 +347,9 @@ pub(super) mod testkit {
 mod tests {
     use super::testkit::*;
     use super::*;
+    use crate::file::le_u32;
     use crate::game::{Geometry, Phase};
     use crate::index::GameIndex;
-    use crate::store::file::le_u32;
 
     fn tiny() -> PhaseIndex {
         let g = Geometry::new(3, 3).unwrap();
@@ -379,7 +379,7 @@ mod tests {
             let len = check(dir.path(), &index).unwrap();
             assert_eq!(len, 64 + 8 * index.len());
             assert_eq!(std::fs::metadata(path(dir.path(), &index)).unwrap().len(), len);
-            assert!(!crate::store::file::temp_name(&path(dir.path(), &index)).exists());
+            assert!(!crate::file::temp_name(&path(dir.path(), &index)).exists());
         }
     }
 

@@ -10,12 +10,12 @@ use crate::game::Geometry;
 use crate::index::GameIndex;
 use crate::record::Packed;
 use crate::store::directory::{self, NewGeneration, WriteLock};
-use crate::store::group::CompactPhase;
 use crate::store::keys::{self, Backend};
 use crate::store::meta::{self, Meta, PhaseMeta};
-use crate::store::phasefile::{RecordReader, phase_file};
-use crate::store::resolved::{ResolvedDir, phase_key};
 use crate::store::values::{self, ValueFile, WriteOptions};
+use crate::working::group::CompactPhase;
+use crate::working::phasefile::{RecordReader, phase_file};
+use crate::working::resolved::{ResolvedDir, phase_key};
 
 /// How to build.
 #[derive(Clone, Debug)]
@@ -28,7 +28,7 @@ pub struct PackOptions {
     /// pieces start without unpacking, and `ostledb pack` run again).
     pub keep_work: bool,
     /// Also write, into this directory, the resolved records
-    /// ([`crate::store::resolved`]) of every phase packed from the solver's phase file
+    /// ([`crate::working::resolved`]) of every phase packed from the solver's phase file
     /// into a value file that elides loss distances: the phase file holds every distance,
     /// so the walks and the export given the same directory resolve none.
     pub records: Option<PathBuf>,
@@ -192,7 +192,7 @@ pub fn pack(
         let source = match (solver, &old) {
             (Some(r), _) => Source::Solver(r),
             (None, Some(f)) if f.elides_losses() && !opts.values.elide_losses => {
-                Source::Resolved(crate::store::load_phase(dir, geom, ph, p.len())?.ok_or_else(missing)?)
+                Source::Resolved(crate::working::group::load_phase(dir, geom, ph, p.len())?.ok_or_else(missing)?)
             }
             (None, Some(f)) => Source::AsStored(values::Stream::new(f)),
             (None, None) => return Err(missing()),

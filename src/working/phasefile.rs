@@ -14,9 +14,9 @@ use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, FileKind, checksum_mismatch, io};
+use crate::file::{WordHash, header_version, open_existing, write_streamed};
 use crate::game::{Geometry, Phase};
 use crate::record::{Packed, PhaseValues, Val};
-use crate::store::file::{WordHash, header_version, open_existing, write_streamed};
 
 /// The first 8 bytes of a phase value file.
 pub const MAGIC: [u8; 8] = *b"OSTLEVAL";
@@ -44,7 +44,7 @@ pub fn checksum(records: &[u64]) -> u64 {
 
 fn header(geom: &Geometry, phase: Phase, flags: u64, count: u64, sum: u64) -> [u8; HEADER_LEN as usize] {
     let mut h = [0u8; HEADER_LEN as usize];
-    h[0..16].copy_from_slice(&crate::store::file::prefix(&MAGIC, VERSION, geom, phase));
+    h[0..16].copy_from_slice(&crate::file::prefix(&MAGIC, VERSION, geom, phase));
     h[16..24].copy_from_slice(&flags.to_le_bytes());
     h[24..32].copy_from_slice(&count.to_le_bytes());
     h[32..40].copy_from_slice(&sum.to_le_bytes());

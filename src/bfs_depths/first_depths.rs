@@ -21,15 +21,15 @@ use std::sync::{Arc, Mutex};
 use rayon::prelude::*;
 
 use crate::error::{Error, FileKind, checksum_mismatch, corrupt, io};
+use crate::file::{
+    IndexAt, IndexedOut, checksum, decompress, le_u32, le_u64, open_with_header, prefix, read_index, read_summed,
+    remove_on_error, rename_durably, temp_name,
+};
 use crate::game::forbidden::unmoves_with_node_index;
 use crate::game::moves::{is_immediate_win, unmoves_removing};
 use crate::game::node::{node_key, start_key_of};
 use crate::game::{Geometry, Phase, Position};
 use crate::index::GameNumbering;
-use crate::store::file::{
-    IndexAt, IndexedOut, checksum, decompress, le_u32, le_u64, open_with_header, prefix, read_index, read_summed,
-    remove_on_error, rename_durably, temp_name,
-};
 
 /// The first 8 bytes of a first-depth file.
 pub const MAGIC: [u8; 8] = *b"OSTLEBFD";
@@ -104,7 +104,7 @@ struct Entry {
 }
 
 /// Write the first-depth file of a search into `dir`, atomically, removing the node
-/// layers there ([`crate::store::node_layers`], of the search it replaces). `fill(start, out)` puts
+/// layers there ([`crate::bfs_depths::node_layers`], of the search it replaces). `fill(start, out)` puts
 /// the depths of the positions with global numbers `start..start + out.len()` into `out`
 /// (called in ascending order, [`NOT_REACHED`] for a position not reached); `summary`
 /// says what the search was, and its `first_reached` must agree with the depths (checked
@@ -192,7 +192,7 @@ pub fn write(
     let len = remove_on_error(&tmp, r)?;
     // Node layers kept beside the file before are of another search: they go first, so
     // that no crash leaves them beside the new depths.
-    crate::store::node_layers::remove(dir)?;
+    crate::bfs_depths::node_layers::remove(dir)?;
     rename_durably(&tmp, &path)?;
     Ok(len)
 }

@@ -2,13 +2,13 @@
 //! commands: 4 bytes per position, 10.9 GB for the whole game.
 //!
 //! A value file that elides loss distances is loaded as stored, then each elided loss is
-//! resolved by one ply of search ([`crate::store::group::resolve_group`]). On the whole
+//! resolved by one ply of search ([`crate::working::group::resolve_group`]). On the whole
 //! game that is most of the time of loading a group: about 28 min for (4,5) and 14 min
 //! for (5,5) on 2 cores, against seconds to read the value files. `stats`, `verify --deep`
 //! and `export` given the same directory (`--records-dir`) resolve them once: the first
 //! writes the files, the others read them. `solve` and `pack` given one write them from
 //! the solver's phase files, which hold every distance, so that none is resolved at all
-//! ([`crate::store::pack::PackOptions::records`]). A file is used only when it is of
+//! ([`crate::working::pack::PackOptions::records`]). A file is used only when it is of
 //! this phase's values, whole, and agrees with the value file record for record (each of
 //! its words, its loss distance elided again, is the stored record), so a stale or
 //! damaged file costs time, never a wrong value; `verify --deep` then checks every
@@ -17,7 +17,7 @@
 //! A file is `records-P-O.u32`: a header of 32 bytes (the magic `OSTLRECS`, the phase's
 //! key ([`phase_key`]), the positions and the XXH3-64 of the body, each little-endian
 //! u64), then one little-endian word per position
-//! ([`crate::store::group::CompactPhase::words`]). It is written atomically. The layout is
+//! ([`crate::working::group::CompactPhase::words`]). It is written atomically. The layout is
 //! in `schema/FORMAT.md` ("Resolved records").
 
 use std::fs::File;
@@ -25,9 +25,9 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, io};
+use crate::file::{Hasher, checksum, le_u64, remove_on_error, temp_name, write_streamed};
 use crate::game::Phase;
 use crate::progress::Reporter;
-use crate::store::file::{Hasher, checksum, le_u64, remove_on_error, temp_name, write_streamed};
 use crate::store::meta::{Meta, PhaseMeta};
 
 const MAGIC: &[u8; 8] = b"OSTLRECS";

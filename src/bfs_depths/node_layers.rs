@@ -4,7 +4,7 @@
 //! node's depth is then the first layer whose mask has its bit, read in order, with no
 //! search: what `export` needs for the published BFS files, one line per position with
 //! the depth of each of its nodes. Without them every position's node depths are found
-//! from its predecessors' first depths ([`crate::store::first_depths::node_sources`]),
+//! from its predecessors' first depths ([`crate::bfs_depths::first_depths::node_sources`]),
 //! which on the whole game is most of the export's time.
 //!
 //! One file per depth, `layer-DDD.zst`, in the directory [`DIR_NAME`] of a database
@@ -25,11 +25,11 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use rayon::prelude::*;
 
 use crate::error::{Error, FileKind, checksum_mismatch, corrupt, io};
-use crate::game::{Geometry, Phase};
-use crate::store::file::{
+use crate::file::{
     IndexAt, IndexedOut, checksum, decompress, fault_point, le_u32, le_u64, open_with_header, prefix, read_index,
     read_summed, remove_on_error, rename_durably, sync_dir, temp_name,
 };
+use crate::game::{Geometry, Phase};
 
 /// The first 8 bytes of a node-layer file.
 pub const MAGIC: [u8; 8] = *b"OSTLEBNL";

@@ -18,9 +18,9 @@ use crate::index::GameIndex;
 use crate::probe::{RecordSource, resolve_record};
 use crate::progress::{Reporter, Silent};
 use crate::record::{Packed, PhaseValues, Record, Val, val_outcome};
-use crate::store::phasefile;
-use crate::store::resolved::ResolvedDir;
 use crate::store::values::{self, ValueFile};
+use crate::working::phasefile;
+use crate::working::resolved::ResolvedDir;
 
 /// The base values of the phases of a group, phase by phase (2 bytes per position).
 pub type GroupBase = Vec<(Phase, Vec<Val>)>;
