@@ -1,12 +1,11 @@
 //! The `ostledb` binary: parse the command line, handle Ctrl-C for a command that stops on
 //! request, dispatch, and turn the result into the exit code. Only this file ends the
-//! process; the library (`ostledb::cli` included) always returns.
+//! process; the library (`ostledb::run_cli` included) always returns.
 
 use std::sync::atomic::Ordering;
 
 use clap::Parser;
-use ostledb::cli::{Cli, Signals};
-use ostledb::error::EXIT_INTERRUPTED;
+use ostledb::{Cli, EXIT_INTERRUPTED, Signals};
 
 fn main() {
     // A file size limit (`ulimit -f`) is a write error like a full disk, so that the
@@ -40,7 +39,7 @@ fn main() {
         });
     }
     // A closed stdout pipe is `Ok` already (`cli::run`): exit code 0, nothing printed.
-    if let Err(e) = ostledb::cli::run(cli, &signals) {
+    if let Err(e) = ostledb::run_cli(cli, &signals) {
         eprintln!("ostledb: error: {e}");
         std::process::exit(e.exit_code());
     }

@@ -1,5 +1,7 @@
 //! Integration tests: one binary, one module per concern.
 
+// The server and the Python package use only what lib.rs re-exports.
+mod api;
 // tools/attack.py --quick on a small database (runs the binary).
 #[cfg(all(feature = "cli", feature = "serve"))]
 mod attack;

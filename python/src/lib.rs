@@ -16,19 +16,12 @@ use pyo3::exceptions::{PyKeyboardInterrupt, PyOverflowError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PySlice, PyString, PyType};
 
-use ostledb::Error;
-use ostledb::analysis::query::{
-    Analysis, DEFAULT_LINE_PLIES, LineEnd, MAX_LINE_PLIES, MoveLine, Step, Verdict, answer, check_line_plies,
-    check_moves_count, ends_game, line_plies_out_of_range,
+use ostledb::{
+    Analysis, Backend, DEFAULT_LINE_PLIES, Error, Geometry, Judgement, LineEnd, MAX_LINE_PLIES, Move, MoveLine,
+    OpenOptions, Outcome, Position as Board, Review as ReviewData, ReviewPly as ReviewPlyData, Step, Valued, Verdict,
+    answer, canonical, check_line_plies, check_moves_count, code_to_base64, ends_game, forbidden_move, format_board,
+    format_move, is_immediate_win, line_plies_out_of_range, moves, parse_board, parse_move, play, squares_in,
 };
-use ostledb::analysis::review::{Judgement, Review as ReviewData, ReviewPly as ReviewPlyData, Valued};
-use ostledb::game::forbidden::forbidden_move;
-use ostledb::game::moves::{Move, is_immediate_win, moves, play};
-use ostledb::game::notation::{code_to_base64, format_board, format_move, parse_board, parse_move, squares_in};
-use ostledb::game::symmetry::canonical;
-use ostledb::game::{Geometry, Position as Board};
-use ostledb::record::Outcome;
-use ostledb::store::{Backend, OpenOptions};
 
 // ---------------------------------------------------------------------------------------
 // Errors: the library's error, raised as one of the classes of `ostledb._errors`.
@@ -1156,13 +1149,13 @@ impl Review {
 /// True
 #[pyclass(frozen, module = "ostledb", name = "Database")]
 struct Database {
-    inner: RwLock<Option<Arc<ostledb::store::Database>>>,
+    inner: RwLock<Option<Arc<ostledb::Database>>>,
     path: PathBuf,
     geom: &'static Geometry,
 }
 
 impl Database {
-    fn db(&self, py: Python<'_>) -> PyResult<Arc<ostledb::store::Database>> {
+    fn db(&self, py: Python<'_>) -> PyResult<Arc<ostledb::Database>> {
         let g = self.inner.read().unwrap_or_else(|e| e.into_inner());
         g.clone()
             .ok_or_else(|| raise(py, "DatabaseClosedError", format!("the database {} is closed", self.path.display())))
@@ -1479,12 +1472,12 @@ impl Database {
     /// (4, 4)
     #[pyo3(signature = (phase, n, seed = 1))]
     fn sample(&self, py: Python<'_>, phase: (u32, u32), n: &Bound<'_, PyAny>, seed: u64) -> PyResult<Py<PyAny>> {
-        use ostledb::store::keys::workload::{Pattern, codes};
+        use ostledb::{Pattern, codes};
         let db = self.db(py)?;
         let index = phase_index(py, &db, phase)?;
         let n = int_in(n, "n", 0, index.len(), &format!("the positions of phase ({},{})", phase.0, phase.1))?;
         let what = format!("a sample of {n} positions of phase ({},{})", phase.0, phase.1);
-        ostledb::sys::check_memory(&what, n, CODE_BYTES, "positions").map_err(|e| to_py(py, e, At::Query))?;
+        ostledb::check_memory(&what, n, CODE_BYTES, "positions").map_err(|e| to_py(py, e, At::Query))?;
         let geom = self.geom;
         let list = py.detach(move || codes(geom, index, index, Pattern::Random, n as usize, seed));
         numpy_array(py, &list, "uint64")
@@ -1530,8 +1523,7 @@ impl Database {
         let stop = stop.min(index.len());
         let start = start.min(stop);
         let what = format!("positions {start} to {stop} of phase ({},{})", phase.0, phase.1);
-        ostledb::sys::check_memory(&what, stop - start, CODE_BYTES, "positions")
-            .map_err(|e| to_py(py, e, At::Query))?;
+        ostledb::check_memory(&what, stop - start, CODE_BYTES, "positions").map_err(|e| to_py(py, e, At::Query))?;
         let list: Vec<u64> = py.detach(move || index.positions(start..stop).map(|p| p.code()).collect());
         numpy_array(py, &list, "uint64")
     }
@@ -1563,12 +1555,8 @@ impl Database {
 }
 
 /// The index of `phase` in `db`, or `MissingPhaseError` naming the phases it has.
-fn phase_index<'a>(
-    py: Python<'_>,
-    db: &'a ostledb::store::Database,
-    phase: (u32, u32),
-) -> PyResult<&'a ostledb::index::PhaseIndex> {
-    let ph = ostledb::game::Phase { player: phase.0, opponent: phase.1 };
+fn phase_index<'a>(py: Python<'_>, db: &'a ostledb::Database, phase: (u32, u32)) -> PyResult<&'a ostledb::PhaseIndex> {
+    let ph = ostledb::Phase { player: phase.0, opponent: phase.1 };
     db.index().phase(ph).ok_or_else(|| {
         let held: Vec<String> = db.index().phases().iter().map(|p| p.phase().to_string()).collect();
         raise(py, "MissingPhaseError", format!("phase {ph} is not in this database; it holds {}", held.join(", ")))
@@ -1590,7 +1578,7 @@ const BOARD_BYTES: u64 = 20;
 
 /// `OutOfMemoryError` for `n` items of `what` at `each` bytes.
 fn memory_error(py: Python<'_>, what: &str, n: u64, each: u64, unit: &str) -> PyErr {
-    let e = ostledb::sys::check_memory(what, n, each, unit).err().unwrap_or(Error::OutOfMemory {
+    let e = ostledb::check_memory(what, n, each, unit).err().unwrap_or(Error::OutOfMemory {
         what: what.to_string(),
         bytes: n.saturating_mul(each),
         advice: "the allocation failed".to_string(),
@@ -1716,7 +1704,7 @@ fn buffer_boards(py: Python<'_>, buf: &PyUntypedBuffer) -> PyResult<Vec<Board>> 
         ))
     })?;
     let n = buf.item_count();
-    ostledb::sys::check_memory("the boards", n as u64, BOARD_BYTES, "boards").map_err(|e| to_py(py, e, At::Query))?;
+    ostledb::check_memory("the boards", n as u64, BOARD_BYTES, "boards").map_err(|e| to_py(py, e, At::Query))?;
     let mut out = Vec::with_capacity(n);
     if n == 0 {
         return Ok(out);
@@ -1760,8 +1748,7 @@ fn many_boards(py: Python<'_>, geom: &Geometry, obj: &Bound<'_, PyAny>) -> PyRes
     }
     let mut out = Vec::new();
     if let Ok(n) = obj.len() {
-        ostledb::sys::check_memory("the boards", n as u64, BOARD_BYTES, "boards")
-            .map_err(|e| to_py(py, e, At::Query))?;
+        ostledb::check_memory("the boards", n as u64, BOARD_BYTES, "boards").map_err(|e| to_py(py, e, At::Query))?;
         out.reserve_exact(n);
     }
     for (i, item) in obj.try_iter()?.enumerate() {
@@ -1806,13 +1793,13 @@ fn open(
     let mut opts = OpenOptions { backend, ..OpenOptions::default() };
     if let Some(mb) = cache_mb.filter(|m| !m.is_none()) {
         let mb = count_in(mb, "cache_mb")?;
-        opts.cache_bytes = ostledb::store::cache::budget_of_mb(mb, "cache_mb").map_err(|e| match e {
+        opts.cache_bytes = ostledb::budget_of_mb(mb, "cache_mb").map_err(|e| match e {
             Error::InvalidArgument(m) => raise(py, "OutOfMemoryError", m),
             e => to_py(py, e, At::Open),
         })?;
     }
     let p = path.clone();
-    let db = py.detach(move || ostledb::store::Database::open_opts(&p, &opts)).map_err(|e| to_py(py, e, At::Open))?;
+    let db = py.detach(move || ostledb::Database::open_opts(&p, &opts)).map_err(|e| to_py(py, e, At::Open))?;
     let g = db.geometry();
     let geom = geometry(g.side(), g.start_pieces()).map_err(|e| to_py(py, e, At::Open))?;
     Ok(Database { inner: RwLock::new(Some(Arc::new(db))), path, geom })
@@ -1843,10 +1830,7 @@ fn solve(
     max_pieces: Option<&Bound<'_, PyAny>>,
     level: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<()> {
-    use ostledb::solve::SolveOptions;
-    use ostledb::solve::retrograde::solve_into;
-    use ostledb::store::values::MAX_LEVEL;
-    use ostledb::working::pack::{PackOptions, pack};
+    use ostledb::{MAX_LEVEL, PackOptions, SolveOptions, pack, solve_into};
     let geom = geometry(side, pieces.unwrap_or(side)).map_err(|e| to_py(py, e, At::Query))?;
     let (least, most) = (2 * geom.min_pieces(), 2 * geom.start_pieces());
     let max = match max_pieces.filter(|m| !m.is_none()) {

@@ -19,12 +19,9 @@ use axum::routing::get;
 use serde::Serialize;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::analysis::opponent::{Level, choose};
-use crate::analysis::query::{DEFAULT_LINE_PLIES, MAX_LINE_PLIES, MoveLine, answer, split_moves};
-use crate::error::Error;
 use crate::serve::Limits;
 use crate::serve::{assets, page, query_string};
-use crate::store::Database;
+use crate::{DEFAULT_LINE_PLIES, Database, Error, Level, MAX_LINE_PLIES, MoveLine, answer, choose_move, split_moves};
 
 /// The version of the API, the first part of its paths.
 pub const VERSION: &str = "v1";
@@ -103,7 +100,7 @@ fn check_origin(origin: &str) -> Result<HeaderValue, Error> {
     let bad = |why: &str| {
         Error::InvalidArgument(format!(
             "--cors `{}`: {why}; give an origin as a browser sends it, e.g. https://example.org or http://localhost:3000, or * for any",
-            crate::error::shown_input(origin, origin.len())
+            crate::shown_input(origin, origin.len())
         ))
     };
     let rest = origin
@@ -404,7 +401,7 @@ impl Params {
                     "`{name}` must be a whole number from {} to {}, not `{}`",
                     range.start(),
                     range.end(),
-                    crate::error::shown_input(v, v.len())
+                    crate::shown_input(v, v.len())
                 ))),
             },
         }
@@ -462,7 +459,7 @@ async fn line(State(app): Shared, uri: Uri, headers: HeaderMap) -> Result<Respon
 async fn page(State(app): Shared, uri: Uri, headers: HeaderMap) -> Result<Response, ApiError> {
     let query = uri.query().unwrap_or("").to_string();
     let (status, html) = app.probe(move |db| Ok(page::render(db, &query))).await?;
-    let tag = format!("\"{:016x}\"", crate::file::checksum(html.as_bytes()));
+    let tag = format!("\"{:016x}\"", crate::checksum(html.as_bytes()));
     let tag = HeaderValue::from_str(&tag).expect("ASCII");
     let hit = status == 200 && headers.get(header::IF_NONE_MATCH).is_some_and(|v| v.as_bytes() == tag.as_bytes());
     let mut r = if hit {
@@ -507,7 +504,7 @@ async fn play(State(app): Shared, uri: Uri, headers: HeaderMap) -> Result<Respon
     let body = app
         .probe(move |db| {
             let a = answer(db, &board, prev.as_deref(), "prev", &moves, None)?.analysis;
-            let mv = choose(&a, level, seed)
+            let mv = choose_move(&a, level, seed)
                 .cloned()
                 .ok_or_else(|| Error::InvalidArgument(format!("{} has no allowed move", a.board)))?;
             to_json(&Played { level: level.name(), seed, mv })
@@ -527,7 +524,7 @@ fn parse_seed(s: &str) -> Result<u64, ApiError> {
         Ok(n) if n <= MAX_SEED => Ok(n),
         _ => Err(ApiError::bad(format!(
             "`seed` must be a whole number from 0 to {MAX_SEED} (2^53 - 1, the largest integer a JavaScript client reads exactly), not `{}`",
-            crate::error::shown_input(s, s.len())
+            crate::shown_input(s, s.len())
         ))),
     }
 }
@@ -561,10 +558,10 @@ async fn review(State(app): Shared, uri: Uri, headers: HeaderMap) -> Result<Resp
     let body = app
         .probe(move |db| {
             let mut out = Vec::with_capacity(most);
-            serde_json::to_writer(
-                &mut out,
-                &crate::analysis::review::review(db, &board, prev.as_deref(), "prev", &moves)?,
-            )
+            serde_json::to_writer(&mut out, &{
+                let (board, prev) = crate::parse_with_prev(db.geometry(), &board, prev.as_deref(), "prev")?;
+                db.review(&board, prev.as_ref(), &moves)?
+            })
             .map_err(|e| Error::InvalidArgument(format!("the answer could not be written: {e}")))?;
             out.shrink_to_fit();
             Ok(out)
@@ -679,7 +676,7 @@ async fn not_found(uri: Uri) -> ApiError {
         StatusCode::NOT_FOUND,
         format!(
             "no such path: {}; the API is /api/{VERSION}/position, line, play, review, stats and health (schema/API.md), the explorer is /",
-            crate::error::shown_input(path, path.len())
+            crate::shown_input(path, path.len())
         ),
     )
 }
@@ -708,7 +705,7 @@ fn body_refused(req: &Request) -> Option<ApiError> {
     let chunked = h.contains_key(header::TRANSFER_ENCODING);
     let size = match length {
         Some("0") | None if !chunked => return None,
-        Some(n) if !chunked => format!("a body of {} bytes", crate::error::shown_input(n, n.len())),
+        Some(n) if !chunked => format!("a body of {} bytes", crate::shown_input(n, n.len())),
         _ => "a body".to_string(),
     };
     Some(ApiError::new(
@@ -716,7 +713,7 @@ fn body_refused(req: &Request) -> Option<ApiError> {
         format!(
             "{} {} came with {size}: this server reads no request body (the API takes its parameters in the query string)",
             req.method(),
-            crate::error::shown_input(req.uri().path(), req.uri().path().len())
+            crate::shown_input(req.uri().path(), req.uri().path().len())
         ),
     ))
 }

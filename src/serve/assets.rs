@@ -10,7 +10,7 @@ const STYLE: &str = include_str!("assets/explorer.css");
 
 /// An embedded file with its content type, revalidated by its ETag.
 fn asset(headers: &HeaderMap, body: &'static str, content_type: &'static str) -> Response {
-    let tag = format!("\"{:016x}\"", crate::file::checksum(body.as_bytes()));
+    let tag = format!("\"{:016x}\"", crate::checksum(body.as_bytes()));
     let tag = HeaderValue::from_str(&tag).expect("ASCII");
     let hit = headers.get(header::IF_NONE_MATCH).is_some_and(|v| v.as_bytes() == tag.as_bytes());
     let mut r = if hit { StatusCode::NOT_MODIFIED.into_response() } else { body.into_response() };

@@ -6,7 +6,7 @@
 //! of answers not yet sent, the probes in flight and the time of each.
 //!
 //! The server is read-only: it opens the database once and answers `GET` (and `HEAD`)
-//! requests. Answers under one database [`identity`](crate::store::Database::identity)
+//! requests. Answers under one database [`identity`](crate::Database::identity)
 //! never change, so they carry that identity as their `ETag` and may be cached.
 //!
 //! ```no_run
@@ -29,8 +29,7 @@ pub(crate) mod query_string;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use crate::error::Error;
-use crate::store::Database;
+use crate::{Database, Error};
 
 pub use api::router;
 pub use connections::run;
@@ -66,14 +65,14 @@ pub struct Limits {
     pub max_pipelined_bytes: usize,
     /// The longest query string answered (the part of the URL after `?`); longer gets 414.
     /// The default, 12 KiB, holds a game of
-    /// [`MAX_LINE_PLIES`](crate::analysis::query::MAX_LINE_PLIES) moves in `moves`
+    /// [`MAX_LINE_PLIES`](crate::MAX_LINE_PLIES) moves in `moves`
     /// (`hole-right,` is the longest move, 11 bytes) beside two boards.
     pub max_query_bytes: usize,
     /// The most bytes of a request's head (request line and headers); more gets 431 and
     /// the connection is closed.
     pub max_head_bytes: usize,
     /// The longest principal variation `/api/v1/line` computes (`max_plies`); at most
-    /// [`MAX_LINE_PLIES`](crate::analysis::query::MAX_LINE_PLIES), its default: a
+    /// [`MAX_LINE_PLIES`](crate::MAX_LINE_PLIES), its default: a
     /// greater value is taken as that.
     pub max_line_plies: u32,
     /// The most bytes of long answers (`/api/v1/line`'s, which grow with `max_plies`:
@@ -101,7 +100,7 @@ impl Default for Limits {
             max_pipelined_bytes: 64 * 1024,
             max_query_bytes: 12 << 10,
             max_head_bytes: 16 * 1024,
-            max_line_plies: crate::analysis::query::MAX_LINE_PLIES,
+            max_line_plies: crate::MAX_LINE_PLIES,
             max_held_answer_bytes: 64 << 20,
             log_requests: false,
         }

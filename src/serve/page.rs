@@ -14,18 +14,13 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::analysis::opponent::Level;
-use crate::analysis::query::{MoveLine, Report, Verdict, ends_game, parse_with_prev};
-use crate::analysis::review::{Judgement, Review, ReviewPly};
-use crate::error::Error;
-use crate::game::forbidden::forbidden_move;
-use crate::game::moves::{Move, moves, play};
-use crate::game::notation::{format_board, format_move, parse_move};
-use crate::game::{Geometry, Position};
-use crate::store::Database;
+use crate::{
+    Database, Error, Geometry, Judgement, Level, Move, MoveLine, Position, Report, Review, ReviewPly, Verdict,
+    ends_game, forbidden_move, format_board, format_move, moves, parse_move, parse_with_prev, play,
+};
 
 /// The most plies a game's URL may hold (the longest principal variation the API gives).
-pub const MAX_GAME_PLIES: usize = crate::analysis::query::MAX_LINE_PLIES as usize;
+pub const MAX_GAME_PLIES: usize = crate::MAX_LINE_PLIES as usize;
 
 /// The most plies the page reviews itself (about 1 KB a ply in the page's data); the
 /// script fetches the review of a longer game.
@@ -198,10 +193,7 @@ fn read_game(db: &Database, query: &str) -> Result<(Game, Option<String>), Strin
         None | Some("a") => "a",
         Some("b") => "b",
         Some(t) => {
-            return Err(format!(
-                "`turn` is a or b (blue or orange to move), not `{}`",
-                crate::error::shown_input(t, t.len())
-            ));
+            return Err(format!("`turn` is a or b (blue or orange to move), not `{}`", crate::shown_input(t, t.len())));
         }
     };
     let cpu = match get("cpu") {
@@ -211,7 +203,7 @@ fn read_game(db: &Database, query: &str) -> Result<(Game, Option<String>), Strin
         Some(c) => {
             return Err(format!(
                 "`cpu` is a or b (the side the computer plays), not `{}`",
-                crate::error::shown_input(c, c.len())
+                crate::shown_input(c, c.len())
             ));
         }
     };
@@ -256,7 +248,7 @@ fn read_game(db: &Database, query: &str) -> Result<(Game, Option<String>), Strin
                 problem = Some(format!(
                     "move {} `{}` cannot be played ({why}): the game stops before it",
                     n + 1,
-                    crate::error::shown_input(text, text.len())
+                    crate::shown_input(text, text.len())
                 ));
                 break;
             }
@@ -321,7 +313,7 @@ fn plies_text(n: u32) -> String {
 }
 
 /// The status line of a position: its text and class.
-fn status_of(a: &crate::analysis::query::Analysis, turn: &str) -> (String, &'static str) {
+fn status_of(a: &crate::Analysis, turn: &str) -> (String, &'static str) {
     let who = colour_name(turn);
     let n = a.plies.unwrap_or(0);
     match a.verdict {
@@ -408,7 +400,7 @@ fn board_html(g: &Geometry, board: &str, turn: &str, last: Option<(u32, Option<u
     out
 }
 
-fn moves_html(game: &Game, a: &crate::analysis::query::Analysis) -> String {
+fn moves_html(game: &Game, a: &crate::Analysis) -> String {
     let mut out = String::new();
     let groups = [("win", "Winning"), ("draw", "Drawing"), ("loss", "Losing"), ("forbidden", "Forbidden")];
     for (kind, title) in groups {

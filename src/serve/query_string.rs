@@ -43,7 +43,7 @@ pub(crate) fn parameters(
         let k = decode(k)?;
         let v = decode(v)?;
         if !allowed.contains(&k.as_str()) {
-            return Err(unknown(&crate::error::shown_input(&k, k.len())));
+            return Err(unknown(&crate::shown_input(&k, k.len())));
         }
         if out.iter().any(|(seen, _)| *seen == k) {
             return Err(format!("the parameter `{k}` is given twice"));
