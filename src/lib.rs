@@ -189,6 +189,7 @@ pub use analysis::query::{
 };
 pub use analysis::query::{Report, parse_with_prev, split_moves};
 pub use analysis::review::{Judgement, Review, ReviewPly, Valued};
+pub use probe::best;
 pub use record::Outcome;
 // Samples of a phase's positions.
 pub use store::keys::workload::{Pattern, codes};
