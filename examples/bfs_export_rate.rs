@@ -21,7 +21,7 @@ use ostledb::bfs_depths::node_layers::NodeLayers;
 use ostledb::error::Error;
 use ostledb::game::Geometry;
 use ostledb::progress::Silent;
-use ostledb::published::export::export_bfs_by_positions;
+use ostledb::published::export_bfs::export_bfs_by_positions;
 use ostledb::published::{LINES_PER_FILE, set_digest};
 
 fn main() {

@@ -381,7 +381,7 @@ fn bfs_files_hold_every_position_and_every_reached_node_at_its_depth() {
     use ostledb::game::node::Convention;
     use ostledb::game::notation::base64_to_code;
     use ostledb::index::GameIndex;
-    use ostledb::published::export::export_bfs;
+    use ostledb::published::export_bfs::export_bfs;
     use ostledb::published::{bfs_nontrivial_nodes, set_digest};
     use ostledb::solve::bfs::bfs_layers;
     use ostledb::store::bfs::{BfsFile, write};

@@ -16,6 +16,8 @@
 //! value of a win or loss in `N` plies is `N - 1`, so even values are wins.
 
 pub mod export;
+pub mod export_bfs;
+pub mod export_files;
 pub mod fingerprint;
 pub mod import;
 pub mod resolved;
