@@ -87,6 +87,14 @@ fn samples(run: &str) -> Vec<(String, u64, String)> {
         .collect()
 }
 
+/// A solver's line read as the tests read it: its position's code and its fields
+/// (`checkmate` left out).
+fn code_and_fields(line: &str) -> (u64, Vec<&str>) {
+    let mut parts = line.split(',');
+    let code = base64_to_code(parts.next().unwrap()).unwrap();
+    (code, parts.filter(|f| *f != "checkmate").collect())
+}
+
 /// The phase the solver's `-s 8` starts in.
 fn start() -> Phase {
     Phase::start_of(Geometry::standard(), MAX).expect("a phase of 8 pieces")
@@ -105,12 +113,10 @@ fn the_solvers_sample_lines_are_ostledbs() {
         assert!(samples.len() >= 20, "{run}: {} samples", samples.len());
         let (mut start_seen, mut unreached_seen) = (false, false);
         for (file, n, line) in &samples {
-            let mut parts = line.split(',');
-            let code = base64_to_code(parts.next().unwrap()).unwrap();
+            let (code, fields) = code_and_fields(line);
             let pos = Position::from_code(code);
             assert_eq!(canonical_code(g, &pos), code, "{run}/{file}:{n}: {line}");
             assert!(pos.phase().pieces() <= MAX, "{run}/{file}:{n}: {line}");
-            let fields: Vec<&str> = parts.filter(|f| *f != "checkmate").collect();
             assert_eq!(fields.len(), FIELDS, "{run}/{file}:{n}: {line}");
             let depths: [Option<u32>; FIELDS] = std::array::from_fn(|j| fields[j].parse::<u32>().ok());
             unreached_seen |= fields.contains(&"-1");
@@ -146,9 +152,7 @@ fn the_solvers_sample_lines_import_to_their_own_depths() {
         let bfs = BfsFile::open(&db, g, Convention::Published).unwrap().expect("imported");
         let mut depths = 0;
         for (f, n, line) in &samples {
-            let mut parts = line.split(',');
-            let code = base64_to_code(parts.next().unwrap()).unwrap();
-            let fields: Vec<&str> = parts.filter(|f| *f != "checkmate").collect();
+            let (code, fields) = code_and_fields(line);
             for (j, field) in fields.iter().enumerate() {
                 let want = field.parse::<u32>().ok();
                 depths += want.is_some() as u64;
