@@ -5,13 +5,14 @@
 //! there is none). Percentiles are what matter here, not criterion's mean, so this
 //! bench prints its own table.
 
+use ostledb::OpenOptions;
 use ostledb::bench::latency;
-use ostledb::store::{Database, OpenOptions};
+use ostledb::store::Store;
 
 fn main() {
     let path = std::env::var("OSTLEDB_DB").unwrap_or_else(|_| "ostle.db".into());
     let n: usize = std::env::var("OSTLEDB_QUERIES").ok().and_then(|s| s.parse().ok()).unwrap_or(20_000);
-    let db = match Database::open_opts(&path, &OpenOptions { cache_bytes: 2 << 30, ..OpenOptions::default() }) {
+    let db = match Store::open_opts(&path, &OpenOptions { cache_bytes: 2 << 30, ..OpenOptions::default() }) {
         Ok(db) => db,
         Err(e) => {
             eprintln!("query bench skipped: {e}");

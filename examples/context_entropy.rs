@@ -44,7 +44,7 @@ fn main() {
     let phase = Phase::new(a as u32, b as u32);
     let every: usize = args[3].parse().unwrap();
     let h: usize = 25 - a as usize - b as usize;
-    let db = ostledb::store::Database::open(dir).unwrap();
+    let db = ostledb::store::Store::open(dir).unwrap();
     let vf = db.values(phase).unwrap();
     let runs = (vf.len() as usize).div_ceil(RUN);
     let starts: Vec<usize> = (0..runs).step_by(every).map(|r| r * RUN).collect();

@@ -13,7 +13,7 @@ use std::time::Instant;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let db = ostledb::store::Database::open(&args[1]).unwrap();
+    let db = ostledb::store::Store::open(&args[1]).unwrap();
     let (a, b) = args[2].split_once(',').unwrap();
     let phase = Phase::new(a.parse().unwrap(), b.parse().unwrap());
     let n: usize = args[3].parse().unwrap();

@@ -393,7 +393,7 @@ fn main() {
         args.get(9).map(|s| s.split(',').map(|x| x.parse().unwrap()).collect()).unwrap_or(vec![64, 256, 1024]);
     assert!(2 * stretch <= every);
 
-    let db = ostledb::store::Database::open(dir).unwrap();
+    let db = ostledb::store::Store::open(dir).unwrap();
     let vf = db.values(phase).unwrap();
     let runs = (vf.len() as usize).div_ceil(RUN);
     let half = every / 2;

@@ -19,7 +19,7 @@ use zstd::zstd_safe::{CCtx, CDict, CParameter, DCtx, DDict};
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let dir = std::path::Path::new(&args[1]);
-    let db = ostledb::store::Database::open(dir).unwrap();
+    let db = ostledb::store::Store::open(dir).unwrap();
     let geom = db.geometry().clone();
     let phase = Phase::new(4, 4);
     let vf = db.values(phase).unwrap();

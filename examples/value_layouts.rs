@@ -69,7 +69,7 @@ fn main() {
                 .collect()
         })
         .unwrap_or_else(|| vec![[0, 0, 0]]);
-    let db = ostledb::store::Database::open(dir).unwrap();
+    let db = ostledb::store::Store::open(dir).unwrap();
     let vf = db.values(phase).unwrap();
     let runs = (vf.len() as usize).div_ceil(RUN);
     let t = Instant::now();

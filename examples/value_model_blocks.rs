@@ -24,7 +24,7 @@ fn main() {
     let phase = Phase::new(a.parse().unwrap(), b.parse().unwrap());
     let every: usize = args[3].parse().unwrap();
     let ks: Vec<usize> = args[4].split(',').map(|s| s.parse().unwrap()).collect();
-    let db = ostledb::store::Database::open(dir).unwrap();
+    let db = ostledb::store::Store::open(dir).unwrap();
     let side = db.meta().side as usize;
     let d = side * side - (phase.player + phase.opponent) as usize;
     let vf = db.values(phase).unwrap();

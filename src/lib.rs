@@ -112,6 +112,10 @@ pub mod cli;
 #[cfg(all(feature = "cli", not(feature = "internals")))]
 mod cli;
 #[cfg(feature = "internals")]
+pub mod database;
+#[cfg(not(feature = "internals"))]
+mod database;
+#[cfg(feature = "internals")]
 pub mod error;
 #[cfg(not(feature = "internals"))]
 mod error;
@@ -169,8 +173,9 @@ pub use error::{EXIT_INTERRUPTED, Error, shown_input};
 // The checksum of the store's files (XXH3-64), for a front end's own tags.
 pub use file::checksum;
 // A database: open, ask, and the memory it may take.
+pub use database::Database;
 pub use store::cache::budget_of_mb;
-pub use store::{Backend, Database, OpenOptions};
+pub use store::{Backend, OpenOptions};
 pub use sys::check_memory;
 // Boards, moves and their notation.
 pub use game::forbidden::forbidden_move;
@@ -184,8 +189,8 @@ pub use index::PhaseIndex;
 // Values and what a query answers.
 pub use analysis::opponent::{Level, choose as choose_move};
 pub use analysis::query::{
-    Analysis, DEFAULT_LINE_PLIES, FromStart, Line, LineEnd, MAX_LINE_PLIES, MoveLine, Step, Verdict, answer,
-    check_line_plies, check_moves_count, ends_game, line_plies_out_of_range,
+    Analysis, DEFAULT_LINE_PLIES, FromStart, Line, LineEnd, MAX_LINE_PLIES, MoveLine, Step, Verdict, check_line_plies,
+    check_moves_count, ends_game, line_plies_out_of_range,
 };
 pub use analysis::query::{Report, parse_with_prev, split_moves};
 pub use analysis::review::{Judgement, Review, ReviewPly, Valued};

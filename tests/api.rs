@@ -2,7 +2,9 @@
 //! `internals` the modules behind it are the crate's own. The server (`src/serve/`) and
 //! the Python package (`python/src/`, built without `internals`, so the compiler holds it
 //! too) name the library only through those names: `crate::Database`, never
-//! `crate::store::Database`. Comments and doc links are not read.
+//! `crate::store::Store`. Comments and doc links are not read. What a database answers is
+//! one type in one file: `Database`'s methods are all in `src/database.rs`, and the
+//! `Store` below it has methods only in `src/store/`.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -117,4 +119,87 @@ fn the_check_finds_a_module_path_and_reads_groups_and_aliases() {
         off_api("f.rs", text, "crate", &roots, &["serve"]),
         vec!["f.rs:2: crate::store".to_string(), "f.rs:6: crate::game".to_string()]
     );
+}
+
+/// Every `.rs` file under `dir`, depth first, as (path from the crate root, text).
+fn rust_files_under(dir: &str) -> Vec<(String, String)> {
+    let mut out = rust_files(dir);
+    for e in std::fs::read_dir(root().join(dir)).expect("a source folder") {
+        let path = e.expect("read dir").path();
+        if path.is_dir() {
+            out.extend(rust_files_under(&path.strip_prefix(root()).unwrap().display().to_string()));
+        }
+    }
+    out
+}
+
+/// The lines of `text` (comments cut) that open an inherent `impl` block of the type
+/// named `ty` (by any path: `impl Ty`, `impl crate::m::Ty`, `impl<'a> Ty<'a>`), as
+/// `name:line`. An `impl Trait for Ty` is not one.
+fn inherent_impls(name: &str, text: &str, ty: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (n, line) in code(text) {
+        let l = line.trim_start();
+        let Some(rest) = l.strip_prefix("impl") else { continue };
+        if !(rest.starts_with(' ') || rest.starts_with('<')) || l.contains(" for ") {
+            continue;
+        }
+        // Skip the impl's own generics, then read the type's path up to `<`, `{` or `where`.
+        let rest = rest.trim_start();
+        let rest = if rest.starts_with('<') {
+            let mut depth = 0;
+            let end = rest
+                .char_indices()
+                .find(|&(_, c)| {
+                    depth += match c {
+                        '<' => 1,
+                        '>' => -1,
+                        _ => 0,
+                    };
+                    depth == 0
+                })
+                .map_or(rest.len(), |(i, _)| i + 1);
+            &rest[end..]
+        } else {
+            rest
+        };
+        let path: String =
+            rest.trim_start().chars().take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':').collect();
+        if path.rsplit("::").next() == Some(ty) {
+            out.push(format!("{name}:{n}"));
+        }
+    }
+    out
+}
+
+#[test]
+fn the_read_api_of_a_database_is_one_type_in_one_file() {
+    let mut found = Vec::new();
+    let files = rust_files_under("src");
+    assert!(files.iter().any(|(n, _)| n == "src/database.rs") && files.iter().any(|(n, _)| n == "src/store/db.rs"));
+    for (name, text) in &files {
+        if name != "src/database.rs" {
+            found.extend(
+                inherent_impls(name, text, "Database")
+                    .into_iter()
+                    .map(|at| format!("{at}: methods of Database outside src/database.rs")),
+            );
+        }
+        if !name.starts_with("src/store/") {
+            found.extend(
+                inherent_impls(name, text, "Store")
+                    .into_iter()
+                    .map(|at| format!("{at}: methods of Store outside src/store/")),
+            );
+        }
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
+    let db = std::fs::read_to_string(root().join("src/database.rs")).expect("database.rs");
+    assert_eq!(inherent_impls("src/database.rs", &db, "Database").len(), 1, "one impl block holds the read API");
+}
+
+#[test]
+fn the_impl_check_finds_an_inherent_impl_by_any_path() {
+    let text = "impl Store {\n}\nimpl crate::store::Store {\nimpl<'a> Store<'a> {\n// impl Store {\nimpl RecordSource for Store {\nimpl StoreKeys {\nimpl std::fmt::Debug for crate::store::Store {\n    impl super::Store {\n";
+    assert_eq!(inherent_impls("f.rs", text, "Store"), ["f.rs:1", "f.rs:3", "f.rs:4", "f.rs:9"]);
 }

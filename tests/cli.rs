@@ -795,7 +795,7 @@ fn query_line_says_how_it_ended() {
     let db = dir.to_str().unwrap();
     let (mut drawn, mut decided) = (None, None);
     {
-        let d = ostledb::store::Database::open(&dir).unwrap();
+        let d = ostledb::Database::open(&dir).unwrap();
         'all: for p in d.index().phases() {
             for i in 0..p.len() {
                 let a = d.analyse(&p.position_at(i), None).unwrap();
@@ -1058,7 +1058,7 @@ fn a_memory_limit_is_a_clear_error_or_a_smaller_cache_never_an_abort() {
 #[test]
 fn answer_line_answers_any_bytes() {
     use ostledb::cli::query::answer_line;
-    let db = ostledb::store::Database::open(std::path::Path::new(GOLDEN)).unwrap();
+    let db = ostledb::store::Store::open(std::path::Path::new(GOLDEN)).unwrap();
     for blank in [&b""[..], b"  \t\r", b"# 111-030-222", b"  #\xff"] {
         assert_eq!(answer_line(&db, blank, &[], None).unwrap(), None, "{blank:?}");
     }

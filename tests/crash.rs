@@ -14,7 +14,7 @@ use std::process::{Command, Output};
 use ostledb::file::fault_steps_reached;
 use ostledb::game::Geometry;
 use ostledb::solve::retrograde::{SolveOptions, solve_into};
-use ostledb::store::Database;
+use ostledb::store::Store;
 use ostledb::store::directory::unlisted;
 use ostledb::store::keys::Backend;
 use ostledb::store::meta::{self, Meta};
@@ -124,7 +124,7 @@ fn solution(max: u32) -> &'static ostledb::solve::retrograde::Solution {
 /// What the database at `dir` is: `"old"` or `"new"` (its metadata is one of them and
 /// every position answers as the solver says), never anything else.
 fn which(dir: &Path, old: &Meta, new: &Meta, at: &str) -> &'static str {
-    let db = Database::open(dir).unwrap_or_else(|e| panic!("{at}: the database does not open: {e}"));
+    let db = Store::open(dir).unwrap_or_else(|e| panic!("{at}: the database does not open: {e}"));
     let m = content(db.meta());
     let state = if m == content(old) {
         "old"
@@ -258,7 +258,7 @@ fn a_second_writer_is_refused_and_readers_go_on() {
     };
     assert!(matches!(e, ostledb::error::Error::Locked { .. }), "{e:?}");
     assert!(e.to_string().contains("being written"), "{e}");
-    check_against(&Database::open(&dir).unwrap(), solution(6), 13);
+    check_against(&Store::open(&dir).unwrap(), solution(6), 13);
     holder.kill().unwrap();
     holder.wait().unwrap();
     pack(&dir, &geometry(), 6, &repack_options(), |_| {}).unwrap();
@@ -287,6 +287,6 @@ fn a_file_size_limit_is_a_write_error_and_the_database_stays() {
     assert!(err.contains("File too large"), "{err}");
     assert_eq!(std::fs::read(dir.join(meta::FILE)).unwrap(), before);
     assert_eq!(temporaries(&dir), Vec::<PathBuf>::new());
-    check_against(&Database::open(&dir).unwrap(), solution(6), 13);
+    check_against(&Store::open(&dir).unwrap(), solution(6), 13);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,5 +1,5 @@
 //! `interesting`: the parallel sweep over loaded phase records against the naive count
-//! through `Database::probe` and `Database::moves`, one position at a time, on every
+//! through `Store::probe` and `Store::moves`, one position at a time, on every
 //! phase of a small board.
 
 use ostledb::analysis::interesting::{Class, naive_phase, sweep_phase};
@@ -7,7 +7,7 @@ use ostledb::game::Geometry;
 use ostledb::progress::Silent;
 use ostledb::solve::SolveOptions;
 use ostledb::solve::retrograde::solve_into;
-use ostledb::store::Database;
+use ostledb::store::Store;
 use ostledb::store::values::WriteOptions;
 use ostledb::working::group::GroupValues;
 use ostledb::working::pack::{PackOptions, pack};
@@ -25,7 +25,7 @@ fn the_sweep_agrees_with_the_naive_count_on_every_phase_of_the_4x4_board() {
         ..PackOptions::default()
     };
     pack(&dir, &g, 6, &p, |_| {}).unwrap();
-    let db = Database::open(&dir).unwrap();
+    let db = Store::open(&dir).unwrap();
     let index = db.index().clone();
     let mut seen = [0u64; 3];
     for pieces in 4..=6 {

@@ -14,7 +14,7 @@ use ostledb::published::{Fields, nontrivial_nodes, parse_line};
 use ostledb::record::outcome_val;
 use ostledb::solve::SolveOptions;
 use ostledb::solve::retrograde::{solve, solve_into};
-use ostledb::store::Database;
+use ostledb::store::Store;
 use ostledb::store::values::WriteOptions;
 use ostledb::working::pack::{PackOptions, pack};
 
@@ -46,7 +46,7 @@ fn solved_db(name: &str) -> PathBuf {
 }
 
 fn export_to(db: &Path, out: Option<&Path>) -> ExportSummary {
-    let db = Database::open(db).expect("open");
+    let db = Store::open(db).expect("open");
     let opts = ExportOptions { lines_per_file: LINES, ..ExportOptions::default() };
     export(&db, &opts, out, &Silent).expect("export")
 }
@@ -108,7 +108,7 @@ fn export_import_export_is_byte_identical() {
     // lines read back one by one; the imported database's is the same.
     let printed = |db: &Path| {
         let opts = ExportOptions { lines_per_file: LINES, fingerprint: true, ..ExportOptions::default() };
-        export(&Database::open(db).unwrap(), &opts, None, &Silent).unwrap()
+        export(&Store::open(db).unwrap(), &opts, None, &Silent).unwrap()
     };
     let with_prints = printed(&db);
     let f = with_prints.fingerprints.clone().expect("asked for");
@@ -120,7 +120,7 @@ fn export_import_export_is_byte_identical() {
     assert_eq!(printed(&db2).fingerprints, Some(f));
     assert_eq!(with_prints.digest, first.digest);
     // The imported database holds what the solve stored, record for record.
-    let (d1, d2) = (Database::open(&db).unwrap(), Database::open(&db2).unwrap());
+    let (d1, d2) = (Store::open(&db).unwrap(), Store::open(&db2).unwrap());
     for p in d1.index().phases() {
         for i in 0..p.len() {
             assert_eq!(d1.record(p.phase(), i).unwrap(), d2.record(p.phase(), i).unwrap(), "{} #{i}", p.phase());
@@ -255,7 +255,7 @@ fn malformed_input_is_an_error_never_a_panic() {
             }
             other => panic!("{what}: expected a bad-input error, got {other:?}"),
         }
-        assert!(Database::open(&dbdir).is_err(), "{what}: no database is left behind");
+        assert!(Store::open(&dbdir).is_err(), "{what}: no database is left behind");
         let _ = std::fs::remove_dir_all(&dir);
         let _ = std::fs::remove_dir_all(&dbdir);
     }
@@ -316,7 +316,7 @@ fn the_cli_exports_a_digest_and_imports() {
     let (code, digest, _) = run(&["export", "--digest", "--quiet", "--db", db.to_str().unwrap()]);
     assert_eq!(code, Some(0));
     let digest = digest.split_whitespace().nth(1).expect("digest <hex>").to_string();
-    let one_file = export(&Database::open(&db).unwrap(), &ExportOptions::default(), None, &Silent).unwrap();
+    let one_file = export(&Store::open(&db).unwrap(), &ExportOptions::default(), None, &Silent).unwrap();
     assert_eq!(one_file.retrograde_files.len(), 1, "1,000,000 lines per file hold the whole 3x3 board");
     assert_eq!(digest, one_file.digest);
     let (code, _, _) = run(&[
@@ -349,7 +349,7 @@ fn the_cli_exports_a_digest_and_imports() {
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["digest"], digest.as_str());
     let opts = ExportOptions { fingerprint: true, ..ExportOptions::default() };
-    let printed = export(&Database::open(&db).unwrap(), &opts, None, &Silent).unwrap();
+    let printed = export(&Store::open(&db).unwrap(), &opts, None, &Silent).unwrap();
     assert_eq!(v["fingerprints"]["retrograde"], printed.fingerprints.unwrap().retrograde.as_str());
     let (code, text, _) = run(&["export", "--digest", "--fingerprint", "--quiet", "--db", db2.to_str().unwrap()]);
     assert_eq!(code, Some(0));
@@ -458,7 +458,7 @@ fn a_search_from_a_smaller_start_covers_its_own_phases() {
     assert_eq!(depths.len(), GameIndex::build(&g, 5).unwrap().len());
     store_first_depths(&db, &report, &depths, &Silent).unwrap();
     let out = tmpdir("smaller-start-out");
-    let d = Database::open(&db).unwrap();
+    let d = Store::open(&db).unwrap();
     let all = export(&d, &ExportOptions { lines_per_file: LINES, ..ExportOptions::default() }, Some(&out), &Silent);
     assert!(matches!(&all, Err(Error::InvalidArgument(m)) if m.contains("--max-pieces 5")), "{all:?}");
     assert!(!out.exists() || std::fs::read_dir(&out).unwrap().next().is_none(), "no file written");
@@ -475,7 +475,7 @@ fn a_search_from_a_smaller_start_covers_its_own_phases() {
     let db2 = tmpdir("smaller-start-db2");
     import(&g, &out, &db2, &pack_opts(), false, &Silent).expect("import");
     let again = tmpdir("smaller-start-again");
-    let d2 = Database::open(&db2).unwrap();
+    let d2 = Store::open(&db2).unwrap();
     assert_eq!(export(&d2, &opts, Some(&again), &Silent).unwrap(), five);
     assert_eq!(files_of(&out), files_of(&again));
     for d in [db, out, db2, again] {
@@ -535,7 +535,7 @@ fn bfs_files_from_node_layers_equal_those_from_predecessors() {
         assert_eq!(files_of(&a), files_of(&b));
         // Part of the database: not a leftover for a writer to remove, and in the
         // checksum pass, one entry per layer file.
-        let opened = Database::open(&db).unwrap();
+        let opened = Store::open(&db).unwrap();
         assert!(ostledb::store::directory::unlisted(&db, opened.meta()).is_empty());
         let sums = ostledb::analysis::verify::check_checksums(&opened, &Silent).unwrap();
         let checked = sums.files.iter().filter(|f| f.file.contains(&format!("/{DIR_NAME}/"))).count();
@@ -546,7 +546,7 @@ fn bfs_files_from_node_layers_equal_those_from_predecessors() {
         let mid = node_layers::layer_path(&dir, report.layers.len() as u32 / 2);
         let good = std::fs::read(&mid).unwrap();
         let digest = |db: &Path| {
-            let db = Database::open(db).expect("open");
+            let db = Store::open(db).expect("open");
             let opts = ExportOptions { lines_per_file: LINES, ..ExportOptions::default() };
             export(&db, &opts, None, &Silent)
         };
@@ -555,7 +555,7 @@ fn bfs_files_from_node_layers_equal_those_from_predecessors() {
         std::fs::write(&mid, &bad).unwrap();
         let e = digest(&db).expect_err("a damaged block");
         assert!(matches!(&e, Error::ChecksumMismatch { path, .. } if *path == mid), "{e:?}");
-        let sums = ostledb::analysis::verify::check_checksums(&Database::open(&db).unwrap(), &Silent).unwrap();
+        let sums = ostledb::analysis::verify::check_checksums(&Store::open(&db).unwrap(), &Silent).unwrap();
         assert_eq!(sums.failures.len(), 1, "{:?}", sums.failures);
         assert!(sums.failures[0].file.ends_with(&*mid.file_name().unwrap().to_string_lossy()));
         std::fs::remove_file(&mid).unwrap();
@@ -604,7 +604,7 @@ fn a_digest_from_records_resolved_by_groups_equals_the_plain_one_and_survives_cr
     let (ck, records) = (db.with_extension("ckpt"), db.with_extension("ckpt.records"));
     let ckp = ck.to_str().unwrap();
     let run = |extra: &[&str], fault: Option<u64>| run_digest(&db, extra, fault);
-    let phases = Database::open(&db).unwrap().index().phases().len();
+    let phases = Store::open(&db).unwrap().index().phases().len();
     let files = digest_files;
     let plain = files(&run(&["--quiet"], None));
     // Into a directory of one's own: the same digest, and the directory is removed.
@@ -867,7 +867,7 @@ fn resolved_records_are_shared_by_walks_and_checked_before_use() {
     use ostledb::working::resolved::ResolvedDir;
 
     let dir = solved_db("resolved-shared");
-    let db = Database::open(&dir).unwrap();
+    let db = Store::open(&dir).unwrap();
     let records = dir.with_extension("resolved");
     let _ = std::fs::remove_dir_all(&records);
     let stats = |r: Option<&ResolvedDir>| {
@@ -1014,7 +1014,7 @@ fn records_written_from_the_solver_are_those_a_walk_resolves() {
     let p = PackOptions { records: Some(from_solver.clone()), keep_work: true, ..pack_opts() };
     pack(&dir, &geom(), MAX, &p, |ph| failed.push(ph.records.clone())).expect("pack without the records");
     assert!(!failed.is_empty() && failed.iter().all(|r| matches!(r, Some(Err(_)))), "{failed:?}");
-    Database::open(&dir).unwrap();
+    Store::open(&dir).unwrap();
     std::fs::remove_file(&from_solver).unwrap();
 
     let mut written = Vec::new();
@@ -1023,14 +1023,14 @@ fn records_written_from_the_solver_are_those_a_walk_resolves() {
         .expect("pack");
     assert!(written.iter().all(|&(_, w)| w), "every phase's records written: {written:?}");
 
-    let labels_of = |db: &Database, r: &ResolvedDir| {
+    let labels_of = |db: &Store, r: &ResolvedDir| {
         let told = Told::default();
         let mut ck = Checkpoint::open(None, "stats", db, std::time::Duration::ZERO, &told).unwrap();
         let st = database_stats(db, Some(r), &told, &mut ck).unwrap();
         (serde_json::to_value(st).unwrap(), told.0.into_inner().unwrap().0)
     };
     let resolving = |labels: &[String]| labels.iter().filter(|l| l.starts_with("losses ")).count();
-    let db = Database::open(&dir).unwrap();
+    let db = Store::open(&dir).unwrap();
     let (walked, labels) = labels_of(&db, &ResolvedDir::new(&by_walk, db.meta()).unwrap());
     assert_eq!(resolving(&labels), written.len(), "the walk resolves every phase: {labels:?}");
     let body = |d: &Path, ph: ostledb::game::Phase| {
@@ -1045,7 +1045,7 @@ fn records_written_from_the_solver_are_those_a_walk_resolves() {
     let before = db.identity();
     drop(db);
     ostledb::working::pack::add_backend(&dir, Backend::Sorted).unwrap();
-    let db = Database::open(&dir).unwrap();
+    let db = Store::open(&dir).unwrap();
     assert_ne!(db.identity(), before, "a new generation");
     let solver_dir = ResolvedDir::new(&from_solver, db.meta()).unwrap();
     let (taken, labels) = labels_of(&db, &solver_dir);
@@ -1102,7 +1102,7 @@ fn a_value_out_of_range_is_refused_with_its_line() {
         Err(Error::BadInput { reason, .. }) => assert!(reason.contains("out of range"), "{reason}"),
         other => panic!("a field of 301: {other:?}"),
     }
-    assert!(Database::open(&dbdir).is_err());
+    assert!(Store::open(&dbdir).is_err());
     // The largest value in range parses; the next does not.
     let line = |v: u32| format!("AAAAAA,{}", vec![v.to_string(); 25].join(","));
     assert!(parse_line(&line(254)).is_ok());
@@ -1124,7 +1124,7 @@ fn a_value_the_rules_cannot_give_is_refused_unless_trusted() {
         }
         other => panic!("a wrong value: {other:?}"),
     }
-    assert!(Database::open(&dbdir).is_err(), "nothing is written");
+    assert!(Store::open(&dbdir).is_err(), "nothing is written");
     let _ = std::fs::remove_dir_all(&dbdir);
     // Trusted, the files are taken as they are.
     let s = import(&geom(), &dir, &dbdir, &pack_opts(), true, &Silent).expect("trusted import");

@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use ostledb::Database;
 use ostledb::analysis::query::{LineEnd, MAX_LINE_PLIES, Verdict, play_moves};
 use ostledb::game::Geometry;
 use ostledb::game::moves::{Unmove, moves, play, unmoves};
@@ -13,7 +14,6 @@ use ostledb::probe::move_values;
 use ostledb::record::Outcome;
 use ostledb::solve::SolveOptions;
 use ostledb::solve::retrograde::{solve, solve_into};
-use ostledb::store::Database;
 use ostledb::store::values::WriteOptions;
 use ostledb::working::pack::{PackOptions, pack};
 
@@ -279,7 +279,6 @@ fn probe_many_and_summary_answer_as_probe_and_analyse() {
 /// ended are refused, as `query --play` refuses them.
 #[test]
 fn a_review_marks_each_ply_as_independent_queries_value_it() {
-    use ostledb::analysis::query::answer;
     use ostledb::analysis::review::Judgement;
     let g = Geometry::new(3, 3).unwrap();
     let dir = build(&g, "review", 6);
@@ -299,7 +298,7 @@ fn a_review_marks_each_ply_as_independent_queries_value_it() {
             // Make the game with the analysis, then review it.
             let mut list: Vec<String> = Vec::new();
             for _ in 0..12 {
-                let a = answer(&db, &start, None, "prev", &list, None).unwrap().analysis;
+                let a = db.answer(&start, None, "prev", &list, None).unwrap().analysis;
                 let allowed: Vec<_> = a.moves.iter().filter(|m| !m.forbidden).collect();
                 let Some(best) = allowed.first() else { break };
                 let worse: Vec<_> =
@@ -318,10 +317,10 @@ fn a_review_marks_each_ply_as_independent_queries_value_it() {
             if list.is_empty() {
                 continue;
             }
-            let r = ostledb::analysis::review::review(&db, &start, None, "prev", &list).unwrap();
+            let r = db.review_text(&start, None, "prev", &list).unwrap();
             assert_eq!(r.plies.len(), list.len());
             for (k, ply) in r.plies.iter().enumerate() {
-                let q = answer(&db, &start, None, "prev", &list[..k], None).unwrap().analysis;
+                let q = db.answer(&start, None, "prev", &list[..k], None).unwrap().analysis;
                 assert_eq!((ply.board.as_str(), ply.node_index), (q.board.as_str(), q.node_index));
                 assert_eq!(
                     (ply.before.outcome, ply.before.verdict),
@@ -330,7 +329,7 @@ fn a_review_marks_each_ply_as_independent_queries_value_it() {
                 );
                 assert_eq!(ply.played.notation, list[k]);
                 assert_eq!(ply.best.notation, q.moves[0].notation, "the best move is query's first");
-                let after = match answer(&db, &start, None, "prev", &list[..=k], None) {
+                let after = match db.answer(&start, None, "prev", &list[..=k], None) {
                     Ok(child) => child.analysis.outcome.parent(),
                     Err(_) => {
                         assert_eq!(k + 1, list.len(), "only the last move may end the game");
@@ -357,7 +356,7 @@ fn a_review_marks_each_ply_as_independent_queries_value_it() {
             }
             assert_eq!(r.blunders as usize, r.plies.iter().filter(|p| p.blunder).count());
             if let Some(at) = &r.reached {
-                let q = answer(&db, &start, None, "prev", &list, None).unwrap().analysis;
+                let q = db.answer(&start, None, "prev", &list, None).unwrap().analysis;
                 assert_eq!((at.board.as_str(), at.value.outcome), (q.board.as_str(), q.outcome));
             }
             games += 1;
@@ -371,17 +370,17 @@ fn a_review_marks_each_ply_as_independent_queries_value_it() {
     // What `query --play` refuses, a review refuses the same way; a move after the end too.
     let start = format_board(&g, &db.index().phases()[0].position_at(0));
     let a = db.analyse(&parse_board(&g, &start).unwrap(), None).unwrap();
-    let bad = ostledb::analysis::review::review(&db, &start, None, "prev", &["a1-sideways".into()]).unwrap_err();
+    let bad = db.review_text(&start, None, "prev", &["a1-sideways".into()]).unwrap_err();
     assert!(bad.to_string().contains("in move 1"), "{bad}");
     let first = a.moves.iter().find(|m| m.plies != Some(1)).unwrap().notation.clone();
-    let child = answer(&db, &start, None, "prev", std::slice::from_ref(&first), None).unwrap().analysis;
+    let child = db.answer(&start, None, "prev", std::slice::from_ref(&first), None).unwrap().analysis;
     let undo = child.moves.iter().find(|m| m.forbidden).map(|m| m.notation.clone());
     if let Some(undo) = undo {
-        let e = ostledb::analysis::review::review(&db, &start, None, "prev", &[first.clone(), undo]).unwrap_err();
+        let e = db.review_text(&start, None, "prev", &[first.clone(), undo]).unwrap_err();
         assert!(e.to_string().contains("move 2") && e.to_string().contains("forbidden"), "{e}");
     }
     let too_many = vec![first; MAX_LINE_PLIES as usize + 1];
-    let e = ostledb::analysis::review::review(&db, &start, None, "prev", &too_many).unwrap_err();
+    let e = db.review_text(&start, None, "prev", &too_many).unwrap_err();
     assert!(e.to_string().contains("must be from 0 to 1000"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -424,8 +424,8 @@ fn the_route_check_finds_a_planted_mismatch() {
 fn the_router_answers_every_documented_route() {
     use axum::body::Body;
     use axum::http::{Request, StatusCode};
+    use ostledb::Database;
     use ostledb::serve::{Limits, router};
-    use ostledb::store::Database;
     use std::sync::Arc;
     use tower::ServiceExt;
 

@@ -21,13 +21,12 @@ use std::time::{Duration, Instant};
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
+use ostledb::Database;
 use ostledb::analysis::opponent::Level;
-use ostledb::analysis::query::answer;
 use ostledb::game::Geometry;
 use ostledb::game::notation::{format_board, parse_board};
 use ostledb::game::symmetry::canonical;
 use ostledb::serve::{Limits, router};
-use ostledb::store::Database;
 use ostledb::store::keys::Backend;
 use serde_json::Value;
 use tower::ServiceExt;
@@ -110,7 +109,7 @@ fn app(max: u32) -> (axum::Router, Arc<Database>) {
 /// database with a move that removes nothing.
 fn board_with_prev(db: &Database) -> (String, String) {
     for b in boards(db.path()) {
-        let a = answer(db, &b, None, "prev", &[], None).unwrap().analysis;
+        let a = db.answer(&b, None, "prev", &[], None).unwrap().analysis;
         if let Some(m) = a.moves.iter().find(|m| m.removes == "nothing" && m.plies != Some(1)) {
             return (m.child.clone(), b);
         }
@@ -127,7 +126,7 @@ async fn position_answers_what_the_library_answers_for_every_position() {
         let r = get(&app, &format!("/api/v1/position?board={b}")).await;
         assert_eq!(r.status, StatusCode::OK, "{b}: {}", String::from_utf8_lossy(&r.body));
         assert_eq!(r.headers[header::CONTENT_TYPE], "application/json");
-        let want = serde_json::to_value(answer(&db, b, None, "prev", &[], None).unwrap()).unwrap();
+        let want = serde_json::to_value(db.answer(b, None, "prev", &[], None).unwrap()).unwrap();
         assert_eq!(r.json(), want, "{b}");
     }
 }
@@ -314,7 +313,7 @@ async fn a_damaged_database_answers_500_and_the_server_goes_on() {
             .phases()
             .iter()
             .map(|p| {
-                let f = db.values(p.phase()).unwrap();
+                let f = db.store().values(p.phase()).unwrap();
                 (f.path().to_path_buf(), f.block_span(f.stored_blocks() / 2))
             })
             .collect()
@@ -573,16 +572,21 @@ fn warming_decodes_every_block_that_fits_and_no_more() {
         Database::open_opts(dir, &OpenOptions { backend: None, cache_bytes, ..OpenOptions::default() }).unwrap()
     };
     let db = open(512 << 20);
-    let total: u64 = db.meta().phases.iter().map(|p| db.values(p.phase()).unwrap().blocks() as u64).sum();
-    assert_eq!(ostledb::serve::warm(&db, &AtomicBool::new(false)).unwrap(), total);
-    assert_eq!(db.cache().blocks() as u64, total);
+    let total: u64 = db.meta().phases.iter().map(|p| db.store().values(p.phase()).unwrap().blocks() as u64).sum();
+    assert_eq!(db.warm(&AtomicBool::new(false)).unwrap(), total);
+    assert_eq!(db.store().cache().blocks() as u64, total);
     // A cache of a few blocks: warming stops before it would evict.
-    let per_block = db.cache().bytes() / total as usize;
+    let per_block = db.store().cache().bytes() / total as usize;
     let small = open(per_block * 5);
-    let n = ostledb::serve::warm(&small, &AtomicBool::new(false)).unwrap();
+    let n = small.warm(&AtomicBool::new(false)).unwrap();
     assert!(n > 0 && n < total, "{n} of {total}");
-    assert!(small.cache().bytes() <= small.cache().budget(), "{} > {}", small.cache().bytes(), small.cache().budget());
-    assert_eq!(ostledb::serve::warm(&open(512 << 20), &AtomicBool::new(true)).unwrap(), 0, "a stop is heeded");
+    assert!(
+        small.store().cache().bytes() <= small.store().cache().budget(),
+        "{} > {}",
+        small.store().cache().bytes(),
+        small.store().cache().budget()
+    );
+    assert_eq!(open(512 << 20).warm(&AtomicBool::new(true)).unwrap(), 0, "a stop is heeded");
 }
 
 /// A connection to `addr` whose receive buffer is set small before it connects (4 KiB
@@ -634,7 +638,7 @@ fn longest_line_board(dir: &Path) -> String {
     let db = Database::open(dir).unwrap();
     let mut best = (0, String::new());
     for b in boards(dir).into_iter().step_by(5) {
-        let a = answer(&db, &b, None, "prev", &[], None).unwrap().analysis;
+        let a = db.answer(&b, None, "prev", &[], None).unwrap().analysis;
         let len = match a.outcome {
             ostledb::record::outcome::Outcome::Draw => return b,
             ostledb::record::outcome::Outcome::Win(n) | ostledb::record::outcome::Outcome::Loss(n) => n,
@@ -1018,19 +1022,19 @@ async fn moves_are_played_from_the_board_as_query_plays_them() {
     let (app, db) = app(6);
     let mut checked = 0;
     for b in boards(db.path()).iter().step_by(23) {
-        let a = answer(&db, b, None, "prev", &[], None).unwrap().analysis;
+        let a = db.answer(b, None, "prev", &[], None).unwrap().analysis;
         let Some(m) = a.moves.iter().find(|m| m.plies != Some(1)) else { continue };
-        let a2 = answer(&db, b, None, "prev", std::slice::from_ref(&m.notation), None).unwrap().analysis;
+        let a2 = db.answer(b, None, "prev", std::slice::from_ref(&m.notation), None).unwrap().analysis;
         let mut list = vec![m.notation.clone()];
         if let Some(m2) = a2.moves.iter().find(|x| x.plies != Some(1) && !x.forbidden) {
             list.push(m2.notation.clone());
         }
         let joined = list.join(",");
-        let want = serde_json::to_value(answer(&db, b, None, "prev", &list, None).unwrap()).unwrap();
+        let want = serde_json::to_value(db.answer(b, None, "prev", &list, None).unwrap()).unwrap();
         let underscored = b.replace('-', "_");
         assert_eq!(get(&app, &format!("/api/v1/position?board={underscored}&moves={joined}")).await.json(), want);
         let line = get(&app, &format!("/api/v1/line?board={b}&moves={joined}&max_plies=5")).await.json();
-        let want_line = serde_json::to_value(answer(&db, b, None, "prev", &list, Some(5)).unwrap()).unwrap();
+        let want_line = serde_json::to_value(db.answer(b, None, "prev", &list, Some(5)).unwrap()).unwrap();
         assert_eq!(line, want_line, "{b} {joined}");
         let played = get(&app, &format!("/api/v1/play?board={b}&moves={joined}&seed=3")).await.json();
         assert_eq!(played["move"]["forbidden"], false);
@@ -1043,7 +1047,7 @@ async fn moves_are_played_from_the_board_as_query_plays_them() {
     }
     assert!(checked > 50, "{checked}");
     let b = &boards(db.path())[0];
-    let illegal = answer(&db, b, None, "prev", &["a1-sideways".to_string()], None).unwrap_err().to_string();
+    let illegal = db.answer(b, None, "prev", &["a1-sideways".to_string()], None).unwrap_err().to_string();
     let e = get(&app, &format!("/api/v1/position?board={b}&moves=a1-sideways")).await.error(StatusCode::BAD_REQUEST);
     assert_eq!(e, illegal, "the error `query --play` gives");
     let many = vec!["a1-up"; 1001].join(",");
@@ -1060,7 +1064,7 @@ async fn review_answers_what_the_library_reviews() {
     for b in boards(db.path()).iter().step_by(41) {
         let mut list: Vec<String> = Vec::new();
         for k in 0..8 {
-            let a = answer(&db, b, None, "prev", &list, None).unwrap().analysis;
+            let a = db.answer(b, None, "prev", &list, None).unwrap().analysis;
             let allowed: Vec<_> = a.moves.iter().filter(|m| !m.forbidden && m.plies != Some(1)).collect();
             let Some(m) = (if k % 3 == 1 { allowed.last() } else { allowed.first() }) else { break };
             list.push(m.notation.clone());
@@ -1071,7 +1075,7 @@ async fn review_answers_what_the_library_reviews() {
         let r = get(&app, &format!("/api/v1/review?board={b}&moves={}", list.join(","))).await;
         assert_eq!(r.status, StatusCode::OK);
         assert!(r.headers.contains_key(header::ETAG));
-        let want = ostledb::analysis::review::review(&db, b, None, "prev", &list).unwrap();
+        let want = db.review_text(b, None, "prev", &list).unwrap();
         blunders += want.blunders;
         assert_eq!(r.json(), serde_json::to_value(&want).unwrap(), "{b} {list:?}");
     }

@@ -13,9 +13,10 @@ use ostledb::probe::{move_values, node_value};
 use ostledb::record::Outcome;
 use ostledb::solve::SolveOptions;
 use ostledb::solve::retrograde::{Solution, solve, solve_into};
+use ostledb::store::Store;
 use ostledb::store::keys::{self, Backend};
+use ostledb::store::meta;
 use ostledb::store::values::WriteOptions;
-use ostledb::store::{Database, meta};
 use ostledb::working::pack::{PackOptions, pack};
 
 /// Where the value and key files of the database at `dir` are now.
@@ -50,7 +51,7 @@ pub(crate) fn oracle(geom: &Geometry, max: u32) -> Solution {
 
 /// Every position of every phase: located, recorded, probed and (for a sample) every
 /// move valued exactly as the in-memory solution says.
-pub(crate) fn check_against(db: &Database, sol: &Solution, sample_every: u64) {
+pub(crate) fn check_against(db: &Store, sol: &Solution, sample_every: u64) {
     let g = db.geometry().clone();
     let mut specials = 0u64;
     for p in sol.index().phases() {
@@ -111,7 +112,7 @@ fn shared() -> &'static (PathBuf, Solution) {
 /// non-keys apart, codes that are not keys), cut into batches of many lengths (0, 1, a
 /// partial interleave group, whole groups, one batch of everything); a batch whose
 /// output has the wrong length is an error, not a panic.
-fn check_batched(db: &Database, dir: &Path, sol: &Solution) {
+fn check_batched(db: &Store, dir: &Path, sol: &Solution) {
     let g = db.geometry().clone();
     for p in sol.index().phases() {
         let ph = p.phase();
@@ -157,7 +158,7 @@ macro_rules! backend_suite {
         #[cfg(feature = $feature)]
         fn $name() {
             let (dir, sol) = shared();
-            let db = Database::open_with(dir, Some($backend)).unwrap();
+            let db = Store::open_with(dir, Some($backend)).unwrap();
             assert_eq!(db.backend(), $backend);
             check_against(&db, sol, 13);
             check_batched(&db, dir, sol);
@@ -168,7 +169,7 @@ macro_rules! backend_suite {
         #[test]
         fn $name() {
             let (dir, sol) = shared();
-            let db = Database::open_with(dir, Some($backend)).unwrap();
+            let db = Store::open_with(dir, Some($backend)).unwrap();
             assert_eq!(db.backend(), $backend);
             check_against(&db, sol, 13);
             check_batched(&db, dir, sol);
@@ -188,13 +189,13 @@ fn default_backend_is_the_first_built_and_missing_ones_say_how_to_add_them() {
     let g = Geometry::new(3, 3).unwrap();
     let dir = tmpdir("default");
     build(&g, &dir, 6, vec![Backend::Sorted]);
-    let db = Database::open(&dir).unwrap();
+    let db = Store::open(&dir).unwrap();
     assert_eq!(db.backend(), Backend::Sorted);
     // rank needs no files: always there.
-    assert_eq!(Database::open_with(&dir, Some(Backend::Rank)).unwrap().backend(), Backend::Rank);
+    assert_eq!(Store::open_with(&dir, Some(Backend::Rank)).unwrap().backend(), Backend::Rank);
     for b in Backend::available() {
         if b.storage() != Backend::Sorted && b != Backend::Rank {
-            let e = Database::open_with(&dir, Some(b)).unwrap_err();
+            let e = Store::open_with(&dir, Some(b)).unwrap_err();
             assert!(matches!(e, Error::BackendMissing { .. }), "{b}: {e}");
             assert!(e.to_string().contains(&format!("ostledb index --db {} --backend {b}", dir.display())), "{e}");
         }
@@ -223,17 +224,17 @@ fn an_unfinished_database_never_opens() {
     // Solved but not packed: the solver's files are there, the metadata is not.
     let opts = SolveOptions { dir: Some(dir.clone()), ..SolveOptions::default() };
     solve_into(&g, 6, &opts, |_| Ok(())).unwrap();
-    let e = Database::open(&dir).unwrap_err();
+    let e = Store::open(&dir).unwrap_err();
     assert!(e.to_string().contains("not a finished database"), "{e}");
     pack(&dir, &g, 6, &PackOptions::default(), |_| {}).unwrap();
-    assert!(Database::open(&dir).is_ok());
+    assert!(Store::open(&dir).is_ok());
     // Packing again (from the value files) writes a new generation beside the current
     // one and switches to it; the old one is removed, as no reader has it open.
     let first = data(&dir);
     pack(&dir, &g, 6, &PackOptions::default(), |_| {}).unwrap();
     let second = data(&dir);
     assert!(first != second && !first.exists() && second.is_dir(), "{first:?} -> {second:?}");
-    check_against(&Database::open(&dir).unwrap(), &oracle(&g, 6), 1);
+    check_against(&Store::open(&dir).unwrap(), &oracle(&g, 6), 1);
     // No temporary file is left behind, and nothing the metadata does not list.
     for d in [&dir, &second] {
         for e in std::fs::read_dir(d).unwrap() {
@@ -250,7 +251,7 @@ fn an_unfinished_database_never_opens() {
 /// first error, or `Ok` if everything opened, checked and agreed. A wrong answer panics
 /// (that is the failure this guards against).
 fn open_check_answer(dir: &Path, backend: Backend, sol: &Solution) -> Result<(), Error> {
-    let db = Database::open_with(dir, Some(backend))?;
+    let db = Store::open_with(dir, Some(backend))?;
     for p in db.index().phases() {
         db.values(p.phase()).unwrap().check()?;
         for name in &db.meta().backends {
@@ -373,7 +374,7 @@ fn foreign_magic_and_future_versions_are_refused_with_a_clear_reason() {
     let sum = ostledb::file::checksum(&bad[..24]);
     bad[24..32].copy_from_slice(&sum.to_le_bytes());
     std::fs::write(&file, &bad).unwrap();
-    let e = Database::open(&dir).unwrap_err();
+    let e = Store::open(&dir).unwrap_err();
     assert!(matches!(e, Error::NewerFormat { found: 9, max: 5, .. }), "{e:?}");
     assert!(e.to_string().contains("format v9") && e.to_string().contains("reads up to v5"), "{e}");
     let file = files.join("values-2-2.zst");
@@ -384,7 +385,7 @@ fn foreign_magic_and_future_versions_are_refused_with_a_clear_reason() {
     let sum = ostledb::file::checksum(&bad[..64]);
     bad[64..72].copy_from_slice(&sum.to_le_bytes());
     std::fs::write(&file, &bad).unwrap();
-    let e = Database::open(&dir).unwrap_err();
+    let e = Store::open(&dir).unwrap_err();
     assert!(matches!(e, Error::NewerFormat { found: 6, max: 5, .. }), "{e:?}");
     assert!(e.to_string().contains("format v6") && e.to_string().contains("reads up to v5"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
@@ -395,14 +396,14 @@ fn foreign_magic_and_future_versions_are_refused_with_a_clear_reason() {
 /// read each and give the solver's answers.
 fn check_golden(version: u32) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/data/golden-v{version}"));
-    let db = Database::open(&dir).unwrap();
+    let db = Store::open(&dir).unwrap();
     let m = db.meta();
     assert_eq!((m.format, m.side, m.start_pieces, m.max_pieces), (version, 3, 3, 6));
     assert_eq!(m.backends, vec!["rank".to_string(), "sorted".to_string()]);
     let g = Geometry::new(3, 3).unwrap();
     let sol = oracle(&g, 6);
     check_against(&db, &sol, 1);
-    check_against(&Database::open_with(&dir, Some(Backend::Sorted)).unwrap(), &sol, 7);
+    check_against(&Store::open_with(&dir, Some(Backend::Sorted)).unwrap(), &sol, 7);
     for p in db.index().phases() {
         let f = db.values(p.phase()).unwrap();
         f.check().unwrap();
@@ -455,7 +456,7 @@ fn the_v5_golden_database_still_reads() {
 #[test]
 fn probe_with_a_previous_board_uses_the_forbidden_move() {
     let (dir, sol) = shared();
-    let db = Database::open(dir).unwrap();
+    let db = Store::open(dir).unwrap();
     let g = db.geometry().clone();
     let mut checked = 0;
     for p in sol.index().phases() {
@@ -622,7 +623,7 @@ fn elided_loss_distances_come_back_exact() {
     let k = m.phases.iter().position(|q| (q.player as u32, q.opponent as u32) == (ph.player, ph.opponent)).unwrap();
     m.phases[k].value_bytes = written.len;
     meta::write(&elided, &m).unwrap();
-    let db = Database::open(&elided).unwrap();
+    let db = Store::open(&elided).unwrap();
     let e = db.probe(&p.position_at(i), None).unwrap_err();
     assert!(matches!(e, Error::Corrupt { .. }) && e.to_string().contains("stored as a loss"), "{e}");
     let e = ostledb::working::group::load_phase(&elided, &g, ph, p.len()).unwrap_err();
@@ -651,7 +652,7 @@ fn pack_rewrites_value_files_from_any_version() {
         let opts =
             PackOptions { values, backends: vec![Backend::Rank, Backend::Sorted], keep_work: false, records: None };
         pack(&dir, &g, 6, &opts, |_| {}).unwrap();
-        let db = Database::open(&dir).unwrap();
+        let db = Store::open(&dir).unwrap();
         assert_eq!(db.meta().format, meta::VERSION);
         for p in db.index().phases() {
             let f = db.values(p.phase()).unwrap();
@@ -1062,7 +1063,7 @@ fn pack_drops_unreachable_specials_unless_the_phase_file_says_they_are_pruned() 
         assert!(planted.len() > 20, "{} planted", planted.len());
         let opts = PackOptions { backends: vec![Backend::Rank], ..PackOptions::default() };
         pack(&dir, &g, 6, &opts, |_| {}).unwrap();
-        let db = Database::open(&dir).unwrap();
+        let db = Store::open(&dir).unwrap();
         for &(ph, i, j, other, base) in &planted {
             let got = db.record(ph, i).unwrap();
             let want = sol.phase(ph).unwrap().record(i);
@@ -1130,7 +1131,7 @@ fn first_depth_file_gives_the_depth_of_every_node_like_the_node_list_search() {
             // Through a database's analysis: the start is at 0, each child of it at 1 (or
             // the depth its node has), and a move's child node as the search says.
             build(&g, &dir, 2 * start, vec![Backend::Rank]);
-            let db = Database::open(&dir).unwrap();
+            let db = ostledb::Database::open(&dir).unwrap();
             let initial = ostledb::game::Position::initial(&g);
             let a = db.analyse(&initial, None).unwrap();
             let f = a.from_start.expect("the first-depth file is found");
@@ -1169,7 +1170,7 @@ fn longest_wins_equal_a_walk_over_every_node() {
     let sol = solve(&g, 6, &SolveOptions::default()).unwrap();
     let dir = tmpdir("longest");
     build(&g, &dir, 6, vec![Backend::Rank]);
-    let db = Database::open(&dir).unwrap();
+    let db = Store::open(&dir).unwrap();
     let got = longest_wins(&db, &Silent).unwrap();
     assert_eq!(got.len(), sol.index().phases().len());
     for (l, pi) in got.iter().zip(sol.index().phases()) {

@@ -9,7 +9,7 @@ use std::path::Path;
 use ostledb::game::moves::{Removal, moves, play, unmoves};
 use ostledb::game::notation::{format_board, format_move};
 use ostledb::game::{Geometry, Position};
-use ostledb::store::Database;
+use ostledb::Database;
 use ostledb_fuzz::{geometry, index_of, template};
 
 fn write(target: &str, name: &str, bytes: &[u8]) {

@@ -36,7 +36,7 @@ use ostledb::game::moves::unmoves;
 use ostledb::progress::Silent;
 use ostledb::file::checksum;
 use ostledb::store::keys::{self, Backend};
-use ostledb::store::{Database, OpenOptions};
+use ostledb::{Database, OpenOptions};
 
 struct Scratch {
     dir: PathBuf,
@@ -313,18 +313,18 @@ fn run(
         check(&got, want);
     }
     for p in db.index().phases() {
-        db.values(p.phase()).expect("every phase has a value file").check()?;
+        db.store().values(p.phase()).expect("every phase has a value file").check()?;
         if backend != Backend::Rank {
-            keys::check(backend, db.data_path(), p)?;
+            keys::check(backend, db.store().data_path(), p)?;
         }
     }
-    if let Some(b) = db.bfs()? {
+    if let Some(b) = db.store().bfs()? {
         b.check()?;
     }
     let mut mismatches = 0;
     if deep {
-        let mut no_file = Checkpoint::open(None, "verify --deep", &db, Duration::ZERO, &Silent)?;
-        let reports = ostledb::analysis::verify::verify_database(&db, None, &Silent, &mut no_file)?;
+        let mut no_file = Checkpoint::open(None, "verify --deep", db.store(), Duration::ZERO, &Silent)?;
+        let reports = ostledb::analysis::verify::verify_database(db.store(), None, &Silent, &mut no_file)?;
         mismatches = reports.iter().map(|(_, r)| r.mismatches).sum();
     }
     Ok(mismatches)

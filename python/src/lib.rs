@@ -19,7 +19,7 @@ use pyo3::types::{PyList, PySlice, PyString, PyType};
 use ostledb::{
     Analysis, Backend, DEFAULT_LINE_PLIES, Error, Geometry, Judgement, LineEnd, MAX_LINE_PLIES, Move, MoveLine,
     OpenOptions, Outcome, Position as Board, Review as ReviewData, ReviewPly as ReviewPlyData, Step, Valued, Verdict,
-    answer, canonical, check_line_plies, check_moves_count, code_to_base64, ends_game, forbidden_move, format_board,
+    canonical, check_line_plies, check_moves_count, code_to_base64, ends_game, forbidden_move, format_board,
     format_move, is_immediate_win, line_plies_out_of_range, moves, parse_board, parse_move, play, squares_in,
 };
 
@@ -1351,7 +1351,7 @@ impl Database {
         }
         let (prev, play) = (given.or(carried), play.unwrap_or_default());
         let r = py
-            .detach(move || answer(&db, &board, prev.as_deref(), "prev", &play, line))
+            .detach(move || db.answer(&board, prev.as_deref(), "prev", &play, line))
             .map_err(|e| to_py(py, e, At::Query))?;
         json_to_py(py, &serde_json::to_value(&r).expect("a report serialises"))
     }

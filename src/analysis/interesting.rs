@@ -17,7 +17,7 @@
 //! (a capture wins at once) are in no class.
 //!
 //! The fast [`sweep_phase`] values every move from the loaded phase records (the machinery
-//! of `verify --deep`); [`naive_phase`] asks a [`Database`] one position at a time, and a
+//! of `verify --deep`); [`naive_phase`] asks a [`Store`] one position at a time, and a
 //! test checks that both agree.
 
 use crate::analysis::verify::sweep;
@@ -27,7 +27,7 @@ use crate::game::{Geometry, Phase, Position};
 use crate::probe::{MoveValue, RecordSource, move_values_unless_capture_wins};
 use crate::progress::Reporter;
 use crate::record::Outcome;
-use crate::store::Database;
+use crate::store::Store;
 
 /// A class of interesting positions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
@@ -184,9 +184,9 @@ pub fn sweep_phase(
 }
 
 /// The same counts as [`sweep_phase`], the obvious way: every position of `phase` in
-/// index order, one at a time, through [`Database::probe`] and [`Database::moves`]. For
+/// index order, one at a time, through [`Store::probe`] and [`Store::moves`]. For
 /// tests on small boards.
-pub fn naive_phase(db: &Database, phase: Phase, list: usize) -> Result<PhaseCounts, Error> {
+pub fn naive_phase(db: &Store, phase: Phase, list: usize) -> Result<PhaseCounts, Error> {
     let index = db.index().phase(phase).ok_or_else(|| Error::InvalidArgument(format!("no phase {phase}")))?;
     let mut out = PhaseCounts::default();
     for i in 0..index.len() {

@@ -169,7 +169,7 @@ mod tests {
         use crate::game::Position;
         use crate::game::notation::parse_board;
         use std::collections::{HashSet, VecDeque};
-        let db = crate::store::Database::open(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/golden-v2")).unwrap();
+        let db = crate::store::Store::open(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/golden-v2")).unwrap();
         let g = db.geometry().clone();
         let start = Position::initial(&g);
         let mut seen: HashSet<(Position, Option<Position>)> = HashSet::new();
@@ -179,7 +179,7 @@ mod tests {
             if !seen.insert((pos, prev)) || seen.len() > 20_000 {
                 continue;
             }
-            let a = db.analyse(&pos, prev.as_ref()).unwrap();
+            let a = crate::analysis::query::analyse(&db, &pos, prev.as_ref()).unwrap();
             let allowed: Vec<&MoveLine> = a.moves.iter().filter(|m| !m.forbidden).collect();
             let Some(best) = allowed.iter().find(|m| m.best) else { continue };
             match class(best) {

@@ -9,7 +9,7 @@ use crate::game::moves::{Move, Removal, is_immediate_win, moves, play, transform
 use crate::game::notation::{code_to_base64, format_board, format_move};
 use crate::game::{Geometry, Position};
 use crate::record::outcome::Outcome;
-use crate::store::Database;
+use crate::store::Store;
 
 /// The verdict of a node in the published terms (OSTLE.md section 4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -150,170 +150,168 @@ fn move_text(removal: Removal, o: Outcome) -> String {
     }
 }
 
-impl Database {
-    /// The verdict of `board` (with `prev`, the board before the opponent's last move
-    /// seen from the opponent, which decides the forbidden move) and of every move.
-    pub fn analyse(&self, board: &Position, prev: Option<&Position>) -> Result<Analysis, Error> {
-        let (mut a, node) = self.head(board, prev)?;
-        let g = self.geometry();
-        let (canon, k, j) = (node.canon, node.symmetry, node.j);
-        let forbidden_canon = (j > 0).then(|| moves(g, &canon)[j - 1]);
-        // The node forbids move j of the canonical form: the first that reaches an image
-        // of the previous board. On a symmetric board that can be the image of another
-        // move than the exact undo, which the rules forbid and `play_moves` refuses; both
-        // reach images of the previous board, so they are worth the same, and the exact
-        // undo is the one marked, so that the list's playable moves are the ones the
-        // rules let be played (issue 63).
-        let undo = match prev {
-            Some(p) if j > 0 => forbidden_move(g, board, p)?,
-            _ => None,
-        };
-        let allowed = |mv| match undo {
-            Some(u) => mv != u,
-            None => forbidden_canon != Some(transform_move(g, k, mv)),
-        };
-        let mut list: Vec<MoveLine> = self
-            .moves(board)?
-            .into_iter()
-            .map(|v| {
-                let (verdict, plies) = Verdict::of(false, v.outcome);
-                MoveLine {
-                    child: format_board(g, &v.child),
-                    notation: format_move(g, v.mv),
-                    index: v.index,
-                    mv: v.mv,
-                    verdict,
-                    plies,
-                    outcome: v.outcome,
-                    text: move_text(v.removal, v.outcome),
-                    removes: v.removal.name(),
-                    forbidden: !allowed(v.mv),
-                    best: false,
-                }
-            })
-            .collect();
-        // The one place the order of a move list is made (`query`, the API and Python
-        // all show this list): the playable moves best first, a stable sort keeping
-        // move-list order among equal values, and the forbidden move last, so that the
-        // first entry is always a move that can be played (issue 63).
-        list.sort_by(|a, b| {
-            a.forbidden.cmp(&b.forbidden).then_with(|| {
-                if a.outcome.better_than(b.outcome) {
-                    std::cmp::Ordering::Less
-                } else if b.outcome.better_than(a.outcome) {
-                    std::cmp::Ordering::Greater
-                } else {
-                    std::cmp::Ordering::Equal
-                }
-            })
-        });
-        let best = list.first().filter(|m| !m.forbidden).map(|m| m.outcome);
-        for m in &mut list {
-            m.best = !m.forbidden && Some(m.outcome) == best;
-        }
-        a.moves = list;
-        Ok(a)
-    }
-
-    /// [`Database::analyse`] without the moves (`moves` is empty): the node's own verdict,
-    /// at the cost of one lookup instead of one per move.
-    pub fn summary(&self, board: &Position, prev: Option<&Position>) -> Result<Analysis, Error> {
-        self.head(board, prev).map(|(a, _)| a)
-    }
-
-    fn head(&self, board: &Position, prev: Option<&Position>) -> Result<(Analysis, crate::store::db::Node), Error> {
-        let g = self.geometry();
-        let node = self.node(board, prev)?;
-        let value = self.node_value(&node)?;
-        let (canon, j) = (node.canon, node.j);
-        let checkmate = is_immediate_win(g, board);
-        let (verdict, plies) = Verdict::of(checkmate, value);
-        let from_start = self.from_start(&canon, j)?;
-        let a = Analysis {
-            from_start,
-            board: format_board(g, board),
-            canonical: format_board(g, &canon),
-            code: canon.code(),
-            base64: code_to_base64(canon.code()),
-            node_index: j,
-            checkmate,
-            verdict,
-            plies,
-            outcome: value,
-            text: published_text(checkmate, value),
-            moves: Vec::new(),
-            position: *board,
-        };
-        Ok((a, node))
-    }
-
-    /// How far node `(canon, j)` is from the start: by the first depths of positions when
-    /// they are stored (every node of the game), else by a stored node-list search, else
-    /// `None`.
-    pub fn from_start(&self, canon: &Position, j: usize) -> Result<Option<FromStart>, Error> {
-        if let Some(f) = self.first_depths()? {
-            return Ok(Some(FromStart {
-                depth: f.node_depth(canon, j)?,
-                searched_to: f.max_depth(),
-                complete: f.summary().complete,
-                convention: crate::game::node::Convention::Published.name(),
-                position_depth: f.position_depth(canon)?,
-            }));
-        }
-        Ok(match self.bfs()? {
-            Some(b) => Some(FromStart {
-                depth: b.depth_of_key(crate::game::node::node_key(canon.code(), j))?,
-                searched_to: b.max_depth().unwrap_or(0),
-                complete: b.summary().complete,
-                convention: b.summary().convention,
-                position_depth: None,
-            }),
-            None => None,
+/// The verdict of `board` (with `prev`, the board before the opponent's last move
+/// seen from the opponent, which decides the forbidden move) and of every move.
+pub fn analyse(db: &Store, board: &Position, prev: Option<&Position>) -> Result<Analysis, Error> {
+    let (mut a, node) = head(db, board, prev)?;
+    let g = db.geometry();
+    let (canon, k, j) = (node.canon, node.symmetry, node.j);
+    let forbidden_canon = (j > 0).then(|| moves(g, &canon)[j - 1]);
+    // The node forbids move j of the canonical form: the first that reaches an image
+    // of the previous board. On a symmetric board that can be the image of another
+    // move than the exact undo, which the rules forbid and `play_moves` refuses; both
+    // reach images of the previous board, so they are worth the same, and the exact
+    // undo is the one marked, so that the list's playable moves are the ones the
+    // rules let be played (issue 63).
+    let undo = match prev {
+        Some(p) if j > 0 => forbidden_move(g, board, p)?,
+        _ => None,
+    };
+    let allowed = |mv| match undo {
+        Some(u) => mv != u,
+        None => forbidden_canon != Some(transform_move(g, k, mv)),
+    };
+    let mut list: Vec<MoveLine> = db
+        .moves(board)?
+        .into_iter()
+        .map(|v| {
+            let (verdict, plies) = Verdict::of(false, v.outcome);
+            MoveLine {
+                child: format_board(g, &v.child),
+                notation: format_move(g, v.mv),
+                index: v.index,
+                mv: v.mv,
+                verdict,
+                plies,
+                outcome: v.outcome,
+                text: move_text(v.removal, v.outcome),
+                removes: v.removal.name(),
+                forbidden: !allowed(v.mv),
+                best: false,
+            }
         })
+        .collect();
+    // The one place the order of a move list is made (`query`, the API and Python
+    // all show this list): the playable moves best first, a stable sort keeping
+    // move-list order among equal values, and the forbidden move last, so that the
+    // first entry is always a move that can be played (issue 63).
+    list.sort_by(|a, b| {
+        a.forbidden.cmp(&b.forbidden).then_with(|| {
+            if a.outcome.better_than(b.outcome) {
+                std::cmp::Ordering::Less
+            } else if b.outcome.better_than(a.outcome) {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        })
+    });
+    let best = list.first().filter(|m| !m.forbidden).map(|m| m.outcome);
+    for m in &mut list {
+        m.best = !m.forbidden && Some(m.outcome) == best;
     }
-
-    /// The principal variation from `board`: each side plays its first best allowed
-    /// move, until the game ends (a decided node), the line comes back to a node it has
-    /// passed (a draw), or for `max_plies` plies, which must be from 1 to
-    /// [`MAX_LINE_PLIES`] ([`Error::OutOfRange`] otherwise). Each step is the position
-    /// before the move and the move's line; [`Line::end`] says how the line ended.
-    ///
-    /// A node is a board as it stands with its published node index (which of its moves
-    /// is forbidden): the moves played from it, and so the rest of the line, depend on
-    /// nothing else. Once a node recurs the line repeats the plies since its first visit
-    /// for ever, so it stops there with [`LineEnd::Repeats`] (a decided line never
-    /// repeats: its distances fall by one a ply).
-    pub fn line(&self, board: &Position, prev: Option<&Position>, max_plies: u32) -> Result<Line, Error> {
-        check_line_plies("max_plies", max_plies as u64)?;
-        let g = self.geometry();
-        let mut pos = *board;
-        let mut prev = prev.copied();
-        let mut steps = Vec::new();
-        // The ply (0-based) at which each node of the line was left.
-        let mut seen: std::collections::HashMap<(Position, usize), u32> = std::collections::HashMap::new();
-        let end = loop {
-            let a = self.analyse(&pos, prev.as_ref())?;
-            if let Some(&k) = seen.get(&(pos, a.node_index)) {
-                break LineEnd::Repeats { from: k + 1 };
-            }
-            if steps.len() >= max_plies as usize {
-                break LineEnd::MaxPlies;
-            }
-            seen.insert((pos, a.node_index), steps.len() as u32);
-            let Some(m) = a.best_move().cloned() else { break LineEnd::NoMove };
-            let r = play(g, &pos, m.mv).expect("listed moves are legal");
-            steps.push(Step { board: a.board, verdict: a.verdict, plies: a.plies, text: a.text, mv: m });
-            if ends_game(g, &r.child) {
-                break LineEnd::GameOver;
-            }
-            prev = Some(pos);
-            pos = r.child;
-        };
-        Ok(Line { steps, end })
-    }
+    a.moves = list;
+    Ok(a)
 }
 
-/// The most plies [`Database::line`] plays, and so the bound of every front end's line
+/// [`analyse`] without the moves (`moves` is empty): the node's own verdict,
+/// at the cost of one lookup instead of one per move.
+pub fn summary(db: &Store, board: &Position, prev: Option<&Position>) -> Result<Analysis, Error> {
+    head(db, board, prev).map(|(a, _)| a)
+}
+
+fn head(db: &Store, board: &Position, prev: Option<&Position>) -> Result<(Analysis, crate::store::db::Node), Error> {
+    let g = db.geometry();
+    let node = db.node(board, prev)?;
+    let value = db.node_value(&node)?;
+    let (canon, j) = (node.canon, node.j);
+    let checkmate = is_immediate_win(g, board);
+    let (verdict, plies) = Verdict::of(checkmate, value);
+    let from_start = from_start(db, &canon, j)?;
+    let a = Analysis {
+        from_start,
+        board: format_board(g, board),
+        canonical: format_board(g, &canon),
+        code: canon.code(),
+        base64: code_to_base64(canon.code()),
+        node_index: j,
+        checkmate,
+        verdict,
+        plies,
+        outcome: value,
+        text: published_text(checkmate, value),
+        moves: Vec::new(),
+        position: *board,
+    };
+    Ok((a, node))
+}
+
+/// How far node `(canon, j)` is from the start: by the first depths of positions when
+/// they are stored (every node of the game), else by a stored node-list search, else
+/// `None`.
+pub fn from_start(db: &Store, canon: &Position, j: usize) -> Result<Option<FromStart>, Error> {
+    if let Some(f) = db.first_depths()? {
+        return Ok(Some(FromStart {
+            depth: f.node_depth(canon, j)?,
+            searched_to: f.max_depth(),
+            complete: f.summary().complete,
+            convention: crate::game::node::Convention::Published.name(),
+            position_depth: f.position_depth(canon)?,
+        }));
+    }
+    Ok(match db.bfs()? {
+        Some(b) => Some(FromStart {
+            depth: b.depth_of_key(crate::game::node::node_key(canon.code(), j))?,
+            searched_to: b.max_depth().unwrap_or(0),
+            complete: b.summary().complete,
+            convention: b.summary().convention,
+            position_depth: None,
+        }),
+        None => None,
+    })
+}
+
+/// The principal variation from `board`: each side plays its first best allowed
+/// move, until the game ends (a decided node), the line comes back to a node it has
+/// passed (a draw), or for `max_plies` plies, which must be from 1 to
+/// [`MAX_LINE_PLIES`] ([`Error::OutOfRange`] otherwise). Each step is the position
+/// before the move and the move's line; [`Line::end`] says how the line ended.
+///
+/// A node is a board as it stands with its published node index (which of its moves
+/// is forbidden): the moves played from it, and so the rest of the line, depend on
+/// nothing else. Once a node recurs the line repeats the plies since its first visit
+/// for ever, so it stops there with [`LineEnd::Repeats`] (a decided line never
+/// repeats: its distances fall by one a ply).
+pub fn line(db: &Store, board: &Position, prev: Option<&Position>, max_plies: u32) -> Result<Line, Error> {
+    check_line_plies("max_plies", max_plies as u64)?;
+    let g = db.geometry();
+    let mut pos = *board;
+    let mut prev = prev.copied();
+    let mut steps = Vec::new();
+    // The ply (0-based) at which each node of the line was left.
+    let mut seen: std::collections::HashMap<(Position, usize), u32> = std::collections::HashMap::new();
+    let end = loop {
+        let a = analyse(db, &pos, prev.as_ref())?;
+        if let Some(&k) = seen.get(&(pos, a.node_index)) {
+            break LineEnd::Repeats { from: k + 1 };
+        }
+        if steps.len() >= max_plies as usize {
+            break LineEnd::MaxPlies;
+        }
+        seen.insert((pos, a.node_index), steps.len() as u32);
+        let Some(m) = a.best_move().cloned() else { break LineEnd::NoMove };
+        let r = play(g, &pos, m.mv).expect("listed moves are legal");
+        steps.push(Step { board: a.board, verdict: a.verdict, plies: a.plies, text: a.text, mv: m });
+        if ends_game(g, &r.child) {
+            break LineEnd::GameOver;
+        }
+        prev = Some(pos);
+        pos = r.child;
+    };
+    Ok(Line { steps, end })
+}
+
+/// The most plies [`line()`] plays, and so the bound of every front end's line
 /// length: `query --max-plies`, the HTTP API's `max_plies` (the server's
 /// `Limits::max_line_plies` defaults to it and cannot exceed it) and Python's
 /// `Database.line`. A decided line is as many plies as its distance, at most 255 (the
@@ -434,7 +432,7 @@ pub fn parse_with_prev(
 /// `play` played from it first (see [`play_moves`]), and the principal variation of
 /// `line_plies` plies at most when given (from 1 to [`MAX_LINE_PLIES`]).
 pub fn answer(
-    db: &Database,
+    db: &Store,
     board: &str,
     prev: Option<&str>,
     prev_name: &str,
@@ -444,9 +442,9 @@ pub fn answer(
     let g = db.geometry();
     let (pos, prev) = parse_with_prev(g, board, prev, prev_name)?;
     let (pos, prev) = play_moves(g, &pos, prev.as_ref(), play)?;
-    let analysis = db.analyse(&pos, prev.as_ref())?;
+    let analysis = analyse(db, &pos, prev.as_ref())?;
     let line = match line_plies {
-        Some(n) => Some(db.line(&pos, prev.as_ref(), n)?),
+        Some(n) => Some(line(db, &pos, prev.as_ref(), n)?),
         None => None,
     };
     Ok(Report { analysis, line })

@@ -1,6 +1,6 @@
 //! A game reviewed ply by ply: from a start board (and the board before it) and the
 //! moves played, what each ply did to the result. Each ply's position is analysed as
-//! [`Database::analyse`] analyses it, so the values are those `query` shows: the value
+//! [`analyse`] analyses it, so the values are those `query` shows: the value
 //! before the move, the value of the move played, and the first best move with its
 //! value. A ply keeps the result, or turns a win into a draw or a loss, or a draw into a
 //! loss: a blunder. `ostledb review`, the API's `/api/v1/review` and Python's
@@ -8,12 +8,14 @@
 
 use serde::Serialize;
 
-use crate::analysis::query::{MoveLine, Verdict, check_moves_count, ends_game, parse_with_prev, play_checked};
+use crate::analysis::query::{
+    MoveLine, Verdict, analyse, check_moves_count, ends_game, parse_with_prev, play_checked, summary,
+};
 use crate::error::Error;
 use crate::game::Position;
 use crate::game::notation::format_board;
 use crate::record::outcome::Outcome;
-use crate::store::Database;
+use crate::store::Store;
 
 /// What one ply did to the result, for the side that played it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -131,80 +133,78 @@ pub struct Review {
     pub reached: Option<Reached>,
 }
 
-impl Database {
-    /// Review a game: the moves `moves` (readable notation, `c1-up`) played in turn from
-    /// `board`, whose previous board (for its forbidden move) is `prev`. Every move must
-    /// be a move of the board it is played on and not the forbidden one; the last may
-    /// end the game, no other may. At most
-    /// [`MAX_LINE_PLIES`](crate::analysis::query::MAX_LINE_PLIES) moves
-    /// ([`Error::OutOfRange`] beyond). Each ply costs one analysis (a lookup a move).
-    pub fn review(&self, board: &Position, prev: Option<&Position>, moves: &[String]) -> Result<Review, Error> {
-        check_moves_count("the game", moves.len())?;
-        let g = self.geometry();
-        let mut pos = *board;
-        let mut prev = prev.copied();
-        let mut plies = Vec::with_capacity(moves.len());
-        let mut game_over = false;
-        for (n, text) in moves.iter().enumerate() {
-            if game_over {
-                return Err(Error::InvalidArgument(format!(
-                    "move {} `{}`: the game ended with move {n}, so no move can follow it",
-                    n + 1,
-                    crate::error::shown_input(text, text.len())
-                )));
-            }
-            let (mv, child) = play_checked(g, &pos, prev.as_ref(), n, text)?;
-            let a = self.analyse(&pos, prev.as_ref())?;
-            let played = a.moves.iter().find(|m| m.mv == mv).cloned().expect("a legal move is listed");
-            let best = a.best_move().cloned().expect("an allowed move was played, so one is best");
-            let judgement = Judgement::of(a.outcome, played.outcome);
-            plies.push(ReviewPly {
-                ply: n as u32 + 1,
-                mover: if n % 2 == 0 { 1 } else { 2 },
-                board: a.board.clone(),
-                node_index: a.node_index,
-                before: Valued::of(a.verdict, a.plies, a.outcome, &a.text),
-                after: Valued::of_move(&played),
-                best_played: played.outcome == best.outcome,
-                played,
-                best,
-                judgement,
-                blunder: judgement.is_blunder(),
-            });
-            game_over = ends_game(g, &child);
-            prev = Some(pos);
-            pos = child;
+/// Review a game: the moves `moves` (readable notation, `c1-up`) played in turn from
+/// `board`, whose previous board (for its forbidden move) is `prev`. Every move must
+/// be a move of the board it is played on and not the forbidden one; the last may
+/// end the game, no other may. At most
+/// [`MAX_LINE_PLIES`](crate::analysis::query::MAX_LINE_PLIES) moves
+/// ([`Error::OutOfRange`] beyond). Each ply costs one analysis (a lookup a move).
+pub fn review(db: &Store, board: &Position, prev: Option<&Position>, moves: &[String]) -> Result<Review, Error> {
+    check_moves_count("the game", moves.len())?;
+    let g = db.geometry();
+    let mut pos = *board;
+    let mut prev = prev.copied();
+    let mut plies = Vec::with_capacity(moves.len());
+    let mut game_over = false;
+    for (n, text) in moves.iter().enumerate() {
+        if game_over {
+            return Err(Error::InvalidArgument(format!(
+                "move {} `{}`: the game ended with move {n}, so no move can follow it",
+                n + 1,
+                crate::error::shown_input(text, text.len())
+            )));
         }
-        let reached = if game_over {
-            None
-        } else {
-            let a = self.summary(&pos, prev.as_ref())?;
-            Some(Reached {
-                board: a.board.clone(),
-                node_index: a.node_index,
-                value: Valued::of(a.verdict, a.plies, a.outcome, &a.text),
-            })
-        };
-        Ok(Review {
-            board: format_board(g, board),
-            blunders: plies.iter().filter(|p| p.blunder).count() as u32,
-            plies,
-            game_over,
-            reached,
-        })
+        let (mv, child) = play_checked(g, &pos, prev.as_ref(), n, text)?;
+        let a = analyse(db, &pos, prev.as_ref())?;
+        let played = a.moves.iter().find(|m| m.mv == mv).cloned().expect("a legal move is listed");
+        let best = a.best_move().cloned().expect("an allowed move was played, so one is best");
+        let judgement = Judgement::of(a.outcome, played.outcome);
+        plies.push(ReviewPly {
+            ply: n as u32 + 1,
+            mover: if n % 2 == 0 { 1 } else { 2 },
+            board: a.board.clone(),
+            node_index: a.node_index,
+            before: Valued::of(a.verdict, a.plies, a.outcome, &a.text),
+            after: Valued::of_move(&played),
+            best_played: played.outcome == best.outcome,
+            played,
+            best,
+            judgement,
+            blunder: judgement.is_blunder(),
+        });
+        game_over = ends_game(g, &child);
+        prev = Some(pos);
+        pos = child;
     }
+    let reached = if game_over {
+        None
+    } else {
+        let a = summary(db, &pos, prev.as_ref())?;
+        Some(Reached {
+            board: a.board.clone(),
+            node_index: a.node_index,
+            value: Valued::of(a.verdict, a.plies, a.outcome, &a.text),
+        })
+    };
+    Ok(Review {
+        board: format_board(g, board),
+        blunders: plies.iter().filter(|p| p.blunder).count() as u32,
+        plies,
+        game_over,
+        reached,
+    })
 }
 
-/// [`Database::review`] of a game given as text: `board` and `prev` as
+/// [`review`] of a game given as text: `board` and `prev` as
 /// [`parse_with_prev`] reads them (`prev_name` names the previous board in messages),
 /// the moves as `query --play` takes them.
-pub fn review(
-    db: &Database,
+pub fn review_text(
+    db: &Store,
     board: &str,
     prev: Option<&str>,
     prev_name: &str,
     moves: &[String],
 ) -> Result<Review, Error> {
     let (pos, prev) = parse_with_prev(db.geometry(), board, prev, prev_name)?;
-    db.review(&pos, prev.as_ref(), moves)
+    review(db, &pos, prev.as_ref(), moves)
 }

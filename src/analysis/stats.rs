@@ -10,7 +10,7 @@ use crate::game::moves::is_immediate_win;
 use crate::game::{Geometry, Position};
 use crate::index::PhaseIndex;
 use crate::progress::Reporter;
-use crate::store::Database;
+use crate::store::Store;
 use crate::working::group::GroupValues;
 use crate::working::resolved::ResolvedDir;
 
@@ -271,7 +271,7 @@ pub fn phase_stats_from(
 /// phases it holds are not walked again. `resolved`: where records with their elided
 /// losses resolved are kept between commands ([`walk_groups`]).
 pub fn database_stats(
-    db: &Database,
+    db: &Store,
     resolved: Option<&ResolvedDir>,
     reporter: &dyn Reporter,
     checkpoint: &mut Checkpoint<PhaseStats>,
@@ -306,7 +306,7 @@ pub struct LongestWin {
 /// elided; immediate-win positions, whose records may be filler, are left out), blocks
 /// in parallel; `reporter` gets a step per phase (units: blocks). `stats` counts the
 /// same in its walk over every position ([`PhaseStats::longest_win`], by code).
-pub fn longest_wins(db: &Database, reporter: &dyn Reporter) -> Result<Vec<LongestWin>, Error> {
+pub fn longest_wins(db: &Store, reporter: &dyn Reporter) -> Result<Vec<LongestWin>, Error> {
     let g = db.geometry();
     let mut out = Vec::new();
     for pi in db.index().phases() {

@@ -25,7 +25,7 @@ use crate::file::{read_capped, write_atomic};
 use crate::game::{Phase, Position};
 use crate::index::PhaseIndex;
 use crate::progress::{Reporter, thousands};
-use crate::store::Database;
+use crate::store::Store;
 use crate::working::group::GroupValues;
 use crate::working::resolved::ResolvedDir;
 
@@ -141,7 +141,7 @@ struct Partial<A> {
 /// What identifies a database to a checkpoint: the XXH3-64 of its metadata as JSON,
 /// which holds its generation (every write makes a new one) and every phase's size and
 /// counts.
-fn database_digest(db: &Database) -> String {
+fn database_digest(db: &Store) -> String {
     let json = serde_json::to_vec(db.meta()).expect("metadata serialises");
     format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&json))
 }
@@ -166,7 +166,7 @@ impl CheckpointFile {
     pub fn open<B: DeserializeOwned>(
         path: Option<&Path>,
         command: &str,
-        db: &Database,
+        db: &Store,
         every: Duration,
         reporter: &dyn Reporter,
     ) -> Result<(CheckpointFile, Option<B>), Error> {
@@ -265,7 +265,7 @@ impl<A: Serialize + DeserializeOwned + Clone> Checkpoint<A> {
     pub fn open(
         path: Option<&Path>,
         command: &str,
-        db: &Database,
+        db: &Store,
         every: Duration,
         reporter: &dyn Reporter,
     ) -> Result<Checkpoint<A>, Error> {
@@ -327,7 +327,7 @@ impl<A: Serialize + DeserializeOwned + Clone> Checkpoint<A> {
 /// records with elided losses resolved are taken from there when usable and written
 /// there when resolved here ([`crate::working::resolved`]).
 pub fn walk_groups<A: Serialize + DeserializeOwned + Clone + Default>(
-    db: &Database,
+    db: &Store,
     resolved: Option<&ResolvedDir>,
     reporter: &dyn Reporter,
     checkpoint: &mut Checkpoint<A>,

@@ -29,7 +29,7 @@ use crate::record::Outcome;
 use crate::store::bfs::BfsFile;
 use crate::store::directory::unlisted;
 use crate::store::keys::{self, Backend};
-use crate::store::{Database, meta};
+use crate::store::{Store, meta};
 use crate::working::group::GroupValues;
 use crate::working::resolved::ResolvedDir;
 
@@ -205,7 +205,7 @@ pub struct ChecksumReport {
 /// backend (one of a backend this build lacks is skipped, with a note) and any stored
 /// BFS (node-list file, first depths and their node layers). A damaged file is a [`Failure`] in the report and the pass goes on; any other
 /// error (I/O) is the error.
-pub fn check_checksums(db: &Database, reporter: &dyn Reporter) -> Result<ChecksumReport, Error> {
+pub fn check_checksums(db: &Store, reporter: &dyn Reporter) -> Result<ChecksumReport, Error> {
     let t = Instant::now();
     let dir = db.path();
     let mut files = vec![FileCheck {
@@ -289,7 +289,7 @@ pub fn check_checksums(db: &Database, reporter: &dyn Reporter) -> Result<Checksu
 /// resolved are kept between commands ([`walk_groups`]); the distances taken from there
 /// are checked against the children like every other value.
 pub fn verify_database(
-    db: &Database,
+    db: &Store,
     resolved: Option<&ResolvedDir>,
     reporter: &dyn Reporter,
     checkpoint: &mut Checkpoint<VerifyReport>,

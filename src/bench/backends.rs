@@ -17,7 +17,7 @@ use crate::index::PhaseIndex;
 use crate::progress::{Reporter, thousands};
 use crate::store::keys::workload::{self, Pattern};
 use crate::store::keys::{self, Backend, KeyIndex};
-use crate::store::{Database, db::backends_of};
+use crate::store::{Store, db::backends_of};
 
 /// What [`measure`] measures and how; the defaults are `ostledb bench`'s.
 #[derive(Clone, Debug)]
@@ -148,7 +148,7 @@ fn rss_now() -> i64 {
 }
 
 /// The backends asked for.
-fn selected(opts: &BackendBenchOptions, db_path: &Path, db: &Database) -> Result<Vec<Backend>, Error> {
+fn selected(opts: &BackendBenchOptions, db_path: &Path, db: &Store) -> Result<Vec<Backend>, Error> {
     let has = backends_of(db.meta());
     let present = |b: &Backend| has.iter().any(|h| h == b.storage().name() || h == b.name());
     let mut out = Vec::new();
@@ -252,7 +252,7 @@ fn check_counts(opts: &BackendBenchOptions, n: u64, backends: &[Backend]) -> Res
 /// query latency when `opts.queries` > 0. Progress goes to `reporter` as notes. An answer
 /// of any backend that differs from the `rank` backend's is [`Error::Corrupt`].
 pub fn measure(db_path: &Path, opts: &BackendBenchOptions, reporter: &dyn Reporter) -> Result<BenchReport, Error> {
-    let base = Database::open(db_path)?;
+    let base = Store::open(db_path)?;
     let backends = selected(opts, db_path, &base)?;
     let g = base.geometry().clone();
     let index = base.index().clone();
@@ -425,7 +425,7 @@ pub fn measure(db_path: &Path, opts: &BackendBenchOptions, reporter: &dyn Report
             cache_bytes: (all as usize * 4).clamp(64 << 20, 4 << 30),
             ..Default::default()
         };
-        let db = Database::open_opts(db_path, &open)?;
+        let db = Store::open_opts(db_path, &open)?;
         report.queries = Some(crate::bench::latency::measure(&db, opts.queries, opts.seed)?);
     }
     Ok(report)

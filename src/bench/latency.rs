@@ -1,5 +1,5 @@
 //! Query latency as a program embedding the database sees it: the time of single
-//! [`Database::probe`] calls (the value of one node) and [`Database::analyse`] calls (the
+//! [`Store::probe`] calls (the value of one node) and [`analyse`](crate::analysis::query::analyse) calls (the
 //! value and every move's value), on random positions, first on a cold block cache and
 //! then again on the same positions with their blocks decoded in memory; and
 //! ([`measure_cold`]) `analyse` on random positions of every phase with every cache
@@ -11,7 +11,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::error::Error;
-use crate::store::Database;
+use crate::store::Store;
 
 /// Percentiles of one kind of call, in nanoseconds.
 #[derive(Clone, Debug, Serialize)]
@@ -64,7 +64,7 @@ fn splitmix(x: &mut u64) -> u64 {
 }
 
 /// A random position of `phase` (index drawn uniformly), as a random symmetric image.
-fn random_position(db: &Database, phase: &crate::index::PhaseIndex, rng: &mut u64) -> crate::game::Position {
+fn random_position(db: &Store, phase: &crate::index::PhaseIndex, rng: &mut u64) -> crate::game::Position {
     phase.position_at(splitmix(rng) % phase.len()).transformed(db.geometry(), (splitmix(rng) % 8) as usize)
 }
 
@@ -92,7 +92,7 @@ pub struct ColdLatency {
     /// piece sets were all built (the database starts building them as it opens).
     pub index_ready_seconds: f64,
     /// Seconds then spent mapping the value files' pages into the process
-    /// ([`Database::map_value_pages`], as `ostledb serve` does at start), so that the
+    /// ([`Store::map_value_pages`], as `ostledb serve` does at start), so that the
     /// calls measure decoding, not first touches of the file's pages.
     pub pages_mapped_seconds: f64,
     /// Per phase, in the database's order, then `all`.
@@ -106,23 +106,23 @@ const COLD_POSITION_BYTES: u64 = 256;
 /// Refuse a [`measure_cold`] of `per_phase` positions and `rounds` rounds whose memory
 /// this process cannot have (a time, 8 bytes, per call in its phase and in the total of
 /// all phases), before any of it is allocated.
-pub fn check_cold(db: &Database, per_phase: usize, rounds: usize) -> Result<(), Error> {
+pub fn check_cold(db: &Store, per_phase: usize, rounds: usize) -> Result<(), Error> {
     let phases = db.index().phases().len() as u64;
     let (n, r) = (per_phase.max(1) as u64, rounds.max(1) as u64);
     let each = r.saturating_mul(8 * (phases + 1)).saturating_add(COLD_POSITION_BYTES);
     crate::sys::check_memory(&format!("--cold {n} with --cold-rounds {r}"), n, each, "positions")
 }
 
-/// Time [`Database::analyse`] on `per_phase` random positions (random symmetric images)
+/// Time [`analyse`](crate::analysis::query::analyse) on `per_phase` random positions (random symmetric images)
 /// of every phase the database holds, `rounds` times, every cache of the database
-/// emptied before each call ([`Database::drop_caches`]; the operating system's page
+/// emptied before each call ([`Store::drop_caches`]; the operating system's page
 /// cache is left as it is, so blocks are read from memory once the file has been read).
 /// One thread, one call at a time. Every round's answer must equal the first round's.
 /// The index's tables of symmetric piece sets are built first (a once-per-process cost
 /// that the database pays as it opens, [`crate::store::OpenOptions::prepare_index`]),
 /// so that the first calls do not wait for them, and the value files' pages are mapped
-/// into the process ([`Database::map_value_pages`]), as `ostledb serve` does at start.
-pub fn measure_cold(db: &Database, per_phase: usize, rounds: usize, seed: u64) -> Result<ColdLatency, Error> {
+/// into the process ([`Store::map_value_pages`]), as `ostledb serve` does at start.
+pub fn measure_cold(db: &Store, per_phase: usize, rounds: usize, seed: u64) -> Result<ColdLatency, Error> {
     check_cold(db, per_phase, rounds)?;
     let t = std::time::Instant::now();
     for phase in db.index().phases() {
@@ -143,7 +143,7 @@ pub fn measure_cold(db: &Database, per_phase: usize, rounds: usize, seed: u64) -
             for (k, b) in boards.iter().enumerate() {
                 db.drop_caches();
                 let t = Instant::now();
-                let a = db.analyse(b, None)?;
+                let a = crate::analysis::query::analyse(db, b, None)?;
                 ns.push(t.elapsed().as_nanos() as f64);
                 blocks += db.cache().blocks();
                 let answer = (a.outcome, a.moves.iter().map(|m| m.outcome).collect::<Vec<_>>());
@@ -181,13 +181,13 @@ pub const QUERY_BYTES: u64 = 64;
 /// Time `n` single calls of each kind on random positions (random symmetric images,
 /// drawn uniformly from all the database's positions), one thread, one call at a time.
 /// Every answer is checked against the other kind of call, so nothing is optimised away.
-pub fn measure(db: &Database, n: usize, seed: u64) -> Result<Latency, Error> {
+pub fn measure(db: &Store, n: usize, seed: u64) -> Result<Latency, Error> {
     measure_repeated(db, n, seed, 1)
 }
 
 /// [`measure`] with the warm passes repeated `repeat` times (the last one reported), for
 /// profiling the warm path.
-pub fn measure_repeated(db: &Database, n: usize, seed: u64, repeat: usize) -> Result<Latency, Error> {
+pub fn measure_repeated(db: &Store, n: usize, seed: u64, repeat: usize) -> Result<Latency, Error> {
     crate::sys::check_memory(&format!("{n} queries"), n.max(1) as u64, QUERY_BYTES, "queries")?;
     let g = db.geometry().clone();
     let total: u64 = db.index().phases().iter().map(|p| p.len()).sum();
@@ -225,7 +225,7 @@ pub fn measure_repeated(db: &Database, n: usize, seed: u64, repeat: usize) -> Re
         check(v == values[k], k)
     })?;
     let mut analyse = |k: usize| -> Result<(), Error> {
-        let a = db.analyse(&boards[k], None)?;
+        let a = crate::analysis::query::analyse(db, &boards[k], None)?;
         check(a.outcome == values[k], k)
     };
     let analyse_cold = time(&mut analyse)?;

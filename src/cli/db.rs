@@ -5,7 +5,7 @@ use clap::Args;
 use crate::cli::CommonArgs;
 use crate::error::Error;
 use crate::store::directory::WriteLock;
-use crate::store::{Backend, Database, OpenOptions};
+use crate::store::{Backend, OpenOptions, Store};
 
 /// The lookup backend and cache options of the subcommands that read a database.
 #[derive(Debug, Clone, Default, Args)]
@@ -37,10 +37,10 @@ pub fn lock_for_writing(common: &CommonArgs, command: &str) -> Result<WriteLock,
 }
 
 /// Open the database the common arguments name.
-pub fn open(common: &CommonArgs, backend: &BackendArgs) -> Result<Database, Error> {
+pub fn open(common: &CommonArgs, backend: &BackendArgs) -> Result<Store, Error> {
     let cache_bytes = match backend.cache_mb {
         Some(mb) => crate::store::cache::budget_of_mb(mb, "--cache-mb")?,
         None => crate::store::cache::default_budget(),
     };
-    Database::open_opts(&common.db, &OpenOptions { backend: backend.backend, cache_bytes, ..OpenOptions::default() })
+    Store::open_opts(&common.db, &OpenOptions { backend: backend.backend, cache_bytes, ..OpenOptions::default() })
 }

@@ -13,7 +13,7 @@ use crate::error::Error;
 use crate::file::write_atomic;
 use crate::progress::Reporter;
 use crate::published::export::{ExportCheckpoint, ExportOptions, ExportSummary, export_with};
-use crate::store::Database;
+use crate::store::Store;
 
 /// Output formats of `ostledb export`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -111,7 +111,7 @@ struct Report<'a> {
 /// Run `ostledb export`.
 pub fn run(args: ExportArgs) -> Result<(), Error> {
     let t = Instant::now();
-    let db = Database::open(&args.common.db)?;
+    let db = Store::open(&args.common.db)?;
     let reporter = CliReporter::new(args.common.quiet);
     if db.first_depths()?.is_none() && db.bfs()?.is_none() {
         reporter

@@ -13,7 +13,7 @@ use crate::cli::{CommonArgs, emit, emit_json, thousands};
 use crate::error::Error;
 use crate::game::notation::{code_to_base64, format_board, format_move};
 use crate::progress::Reporter;
-use crate::store::Database;
+use crate::store::Store;
 use crate::working::group::GroupValues;
 
 /// The most examples `--list` keeps per class and phase: a list to read, not a dump (a
@@ -102,7 +102,7 @@ struct PhaseOut {
 /// Run `ostledb interesting`.
 pub fn run(args: InterestingArgs) -> Result<(), Error> {
     let rep = CliReporter::new(args.common.quiet);
-    let db = Database::open(&args.common.db)?;
+    let db = Store::open(&args.common.db)?;
     let g = db.geometry().clone();
     let index = db.index().clone();
     let wanted: Vec<Class> = if args.classes.is_empty() { Class::ALL.to_vec() } else { args.classes.clone() };

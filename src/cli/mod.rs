@@ -125,10 +125,7 @@ pub struct WalkCheckpointArgs {
 
 impl WalkCheckpointArgs {
     /// The directory of resolved records these arguments name, for `db`.
-    pub fn resolved(
-        &self,
-        db: &crate::store::Database,
-    ) -> Result<Option<crate::working::resolved::ResolvedDir>, Error> {
+    pub fn resolved(&self, db: &crate::store::Store) -> Result<Option<crate::working::resolved::ResolvedDir>, Error> {
         self.records_dir.as_deref().map(|d| crate::working::resolved::ResolvedDir::new(d, db.meta())).transpose()
     }
 
@@ -136,7 +133,7 @@ impl WalkCheckpointArgs {
     pub fn open<A: serde::Serialize + serde::de::DeserializeOwned + Clone>(
         &self,
         command: &str,
-        db: &crate::store::Database,
+        db: &crate::store::Store,
         reporter: &dyn crate::progress::Reporter,
     ) -> Result<crate::analysis::sweep::Checkpoint<A>, Error> {
         let every = minutes(self.checkpoint_minutes);

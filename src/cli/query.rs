@@ -11,7 +11,7 @@ use crate::analysis::query::{DEFAULT_LINE_PLIES, LineEnd, MAX_LINE_PLIES, Report
 use crate::cli::db::{BackendArgs, open};
 use crate::cli::{CommonArgs, emit, emit_json, stdout_result};
 use crate::error::Error;
-use crate::store::Database;
+use crate::store::Store;
 
 /// Arguments of `ostledb query`.
 #[derive(Debug, Args)]
@@ -81,7 +81,7 @@ pub struct QueryArgs {
 }
 
 fn answer(
-    db: &Database,
+    db: &Store,
     board: &str,
     prev: Option<&str>,
     play: &[String],
@@ -103,7 +103,7 @@ pub fn run(args: QueryArgs) -> Result<(), Error> {
     done
 }
 
-fn answer_all(db: &Database, args: &QueryArgs) -> Result<(), Error> {
+fn answer_all(db: &Store, args: &QueryArgs) -> Result<(), Error> {
     if args.board == "-" {
         return run_stdin(db, args);
     }
@@ -195,7 +195,7 @@ pub const MAX_LINE: usize = 4096;
 /// [`SHOWN_INPUT`](crate::error::SHOWN_INPUT) bytes. `Err` only for what stops the run:
 /// a damaged database ([`Error::exit_code`] 1) or JSON that cannot be written.
 pub fn answer_line(
-    db: &Database,
+    db: &Store,
     line: &[u8],
     play: &[String],
     line_plies: Option<u32>,
@@ -206,7 +206,7 @@ pub fn answer_line(
 /// [`answer_line`] for a line of `len` bytes of which `kept` are the first (all of them
 /// unless the line is longer than [`MAX_LINE`]).
 fn answer_kept(
-    db: &Database,
+    db: &Store,
     kept: &[u8],
     len: usize,
     play: &[String],
@@ -279,7 +279,7 @@ fn read_line_capped(r: &mut impl BufRead, line: &mut Vec<u8>, cap: usize) -> std
 /// takes the lines already read (up to 4,096); stdout is flushed
 /// before every read that may wait for input, so a program that writes one board and
 /// waits gets its answer.
-fn run_stdin(db: &Database, args: &QueryArgs) -> Result<(), Error> {
+fn run_stdin(db: &Store, args: &QueryArgs) -> Result<(), Error> {
     const BATCH: usize = 4096;
     let stdin = std::io::stdin();
     let mut input = std::io::BufReader::with_capacity(1 << 16, stdin.lock());

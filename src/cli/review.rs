@@ -3,7 +3,7 @@
 
 use clap::Args;
 
-use crate::analysis::review::{Judgement, Review, review};
+use crate::analysis::review::{Judgement, Review, review_text};
 use crate::cli::db::{BackendArgs, open};
 use crate::cli::{CommonArgs, emit, emit_json};
 use crate::error::Error;
@@ -54,7 +54,7 @@ pub struct ReviewArgs {
 /// Run `ostledb review`.
 pub fn run(args: ReviewArgs) -> Result<(), Error> {
     let db = open(&args.common, &args.backend)?;
-    let r = review(&db, &args.board, args.prev.as_deref(), "--prev", &args.play)?;
+    let r = review_text(&db, &args.board, args.prev.as_deref(), "--prev", &args.play)?;
     if args.json {
         return emit_json(&r);
     }

@@ -100,7 +100,7 @@ pub struct ServeArgs {
 
 /// Run `ostledb serve`.
 pub fn run(args: ServeArgs) -> Result<(), Error> {
-    let db = Arc::new(open(&args.common, &args.backend)?);
+    let db = Arc::new(crate::Database::from_store(open(&args.common, &args.backend)?));
     let mut limits = Limits {
         max_connections: args.max_connections.unwrap_or(Limits::default().max_connections),
         header_timeout: Duration::from_secs(args.header_timeout),
@@ -142,14 +142,14 @@ pub fn run(args: ServeArgs) -> Result<(), Error> {
     let t = std::time::Instant::now();
     let go_on = std::sync::atomic::AtomicBool::new(false);
     if !args.no_warm {
-        crate::serve::prepare(&db, &go_on)?;
+        db.prepare(&go_on)?;
     }
     if let Some(room) = crate::sys::address_space_left() {
         // What `--cache-mb` asked for, as the database took it.
-        let asked = args.backend.cache_mb.map(|_| db.cache().budget() as u64);
+        let asked = args.backend.cache_mb.map(|_| db.store().cache().budget() as u64);
         let given = Given { connections: args.max_connections.is_some(), probes: args.max_probes.is_some() };
-        let fit = fit_memory(&mut limits, room, asked, db.cache().budget(), given, db.geometry().squares())?;
-        db.cache().set_budget(fit);
+        let fit = fit_memory(&mut limits, room, asked, db.store().cache().budget(), given, db.geometry().squares())?;
+        db.store().cache().set_budget(fit);
         if !args.common.quiet {
             eprintln!(
                 "ostledb serve: under the memory limit (ulimit -v, {} MB left): up to {} connections, {} probes, {} MB of long answers, a cache of {} MB",
@@ -162,11 +162,11 @@ pub fn run(args: ServeArgs) -> Result<(), Error> {
         }
     }
     if !args.no_warm {
-        let n = crate::serve::fill_cache(&db, &go_on)?;
+        let n = db.fill_cache(&go_on)?;
         if !args.common.quiet {
             eprintln!(
                 "ostledb serve: key indexes prepared and {n} value blocks decoded into the cache ({} MB) in {:.1} s",
-                db.cache().bytes() >> 20,
+                db.store().cache().bytes() >> 20,
                 t.elapsed().as_secs_f64()
             );
         }

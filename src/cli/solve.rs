@@ -13,7 +13,7 @@ use crate::game::Geometry;
 use crate::game::notation::parse_board;
 use crate::solve::SolveOptions;
 use crate::solve::retrograde::solve_into;
-use crate::store::Database;
+use crate::store::Store;
 
 /// Arguments of `ostledb solve`.
 #[derive(Debug, Args)]
@@ -86,7 +86,7 @@ pub fn run(args: SolveArgs, signals: &Signals) -> Result<(), Error> {
     out.push_str(&pack_and_report(&args.common.db, g, args.max_pieces, &args.store.options(), args.common.quiet)?);
     drop(lock);
     // A sample query, answered from the database just written.
-    let db = Database::open(&args.common.db)?;
+    let db = Store::open(&args.common.db)?;
     let sample = "22220-00000-00300-00000-11110";
     let v = db.probe(&parse_board(g, sample)?, None)?;
     out.push_str(&format!(

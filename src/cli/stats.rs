@@ -7,7 +7,7 @@ use crate::analysis::stats::{PhaseStats, ValueCounts, database_stats, longest_wi
 use crate::cli::progress::CliReporter;
 use crate::cli::{CommonArgs, WalkCheckpointArgs, emit, emit_json, thousands};
 use crate::error::Error;
-use crate::store::Database;
+use crate::store::Store;
 
 /// Arguments of `ostledb stats`.
 #[derive(Debug, Args)]
@@ -43,7 +43,7 @@ pub struct Report {
 
 impl Report {
     /// The report of `phases`, of `db` (or of its export) up to `max_pieces` pieces.
-    pub fn new(db: &Database, max_pieces: u32, phases: Vec<PhaseStats>) -> Result<Report, Error> {
+    pub fn new(db: &Store, max_pieces: u32, phases: Vec<PhaseStats>) -> Result<Report, Error> {
         let total = phases.iter().cloned().fold(PhaseStats::default(), PhaseStats::merge);
         let mut longest_wins = Vec::new();
         for &(code, which) in &total.longest_win.positions {
@@ -83,7 +83,7 @@ pub fn run(args: StatsArgs) -> Result<(), Error> {
                 .into(),
         ));
     }
-    let db = Database::open(&args.common.db)?;
+    let db = Store::open(&args.common.db)?;
     if args.longest {
         return run_longest(&db, &args);
     }
@@ -153,7 +153,7 @@ struct Longest {
 /// The row of the position at dense index `idx` of phase `pi`, a longest win of `plies`
 /// by its base value (`which` `None`) or by its node `j` (`Some(j)`).
 fn longest_row(
-    db: &Database,
+    db: &Store,
     pi: &crate::index::PhaseIndex,
     plies: u32,
     idx: u64,
@@ -210,7 +210,7 @@ fn longest_lines<'a>(out: &mut String, rows: impl IntoIterator<Item = &'a Longes
     }
 }
 
-fn run_longest(db: &Database, args: &StatsArgs) -> Result<(), Error> {
+fn run_longest(db: &Store, args: &StatsArgs) -> Result<(), Error> {
     let phases = longest_wins(db, &CliReporter::new(args.common.quiet))?;
     let depths = db.first_depths()?;
     let mut rows = Vec::new();

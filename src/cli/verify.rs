@@ -8,7 +8,7 @@ use crate::analysis::verify::{check_checksums, verify_database};
 use crate::cli::progress::CliReporter;
 use crate::cli::{CommonArgs, WalkCheckpointArgs, emit, emit_json, thousands};
 use crate::error::{EXIT_CORRUPT, Error};
-use crate::store::Database;
+use crate::store::Store;
 
 /// Arguments of `ostledb verify`.
 #[derive(Debug, Args)]
@@ -45,7 +45,7 @@ pub fn run(args: VerifyArgs) -> Result<(), Error> {
                 .into(),
         ));
     }
-    let db = match Database::open(&args.common.db) {
+    let db = match Store::open(&args.common.db) {
         Ok(db) => db,
         Err(e) if args.json && e.exit_code() == EXIT_CORRUPT => {
             emit_json(

@@ -25,7 +25,7 @@ use crate::published::export_files::{
 use crate::published::resolved::ResolvedRecords;
 use crate::published::{Kind, LINES_PER_FILE, parse_file_name, set_digest, write_line, write_line_of};
 use crate::record::Packed;
-use crate::store::Database;
+use crate::store::Store;
 use crate::store::values::ValueFile;
 use crate::working::resolved::ResolvedDir;
 
@@ -132,7 +132,7 @@ impl ExportCheckpoint {
     /// The checkpoint of a digest of `db` at `path`, saved at most `every` apart.
     pub fn open(
         path: &Path,
-        db: &Database,
+        db: &Store,
         every: std::time::Duration,
         reporter: &dyn Reporter,
     ) -> Result<ExportCheckpoint, Error> {
@@ -224,7 +224,7 @@ const LOOKAHEAD: u64 = 1 << 18;
 
 /// The positions of one phase in index order, decoded a window at a time.
 struct Cursor<'a> {
-    db: &'a Database,
+    db: &'a Store,
     phase: &'a PhaseIndex,
     values: &'a ValueFile,
     /// The phase's records resolved before, read instead of the value file.
@@ -243,7 +243,7 @@ struct Cursor<'a> {
 impl<'a> Cursor<'a> {
     /// The cursor of `phase` at position `start`.
     fn new(
-        db: &'a Database,
+        db: &'a Store,
         phase: &'a PhaseIndex,
         values: &'a ValueFile,
         resolved: Option<&'a ResolvedRecords>,
@@ -324,7 +324,7 @@ impl<'a> Cursor<'a> {
 /// files of the same piece count), or with `out = None` only compute the digest.
 /// Progress goes to `reporter`.
 pub fn export(
-    db: &Database,
+    db: &Store,
     opts: &ExportOptions,
     out: Option<&Path>,
     reporter: &dyn Reporter,
@@ -336,7 +336,7 @@ pub fn export(
 /// saves its progress between files (a digest only: with `out`, a checkpoint file is an
 /// error).
 pub fn export_with(
-    db: &Database,
+    db: &Store,
     opts: &ExportOptions,
     out: Option<&Path>,
     reporter: &dyn Reporter,
@@ -484,7 +484,7 @@ pub fn export_with(
 /// their statistics.
 #[allow(clippy::too_many_arguments)]
 fn export_retrograde(
-    db: &Database,
+    db: &Store,
     max: u32,
     opts: &ExportOptions,
     out: Option<&Path>,
@@ -536,7 +536,7 @@ type TaskLines = (String, u64, Vec<PhaseStats>);
 #[allow(clippy::too_many_arguments)]
 fn produce(
     geom: &crate::game::Geometry,
-    db: &Database,
+    db: &Store,
     max: u32,
     lines_per_file: u64,
     cursors: &mut [Cursor<'_>],

@@ -20,7 +20,7 @@ use crate::file::open_regular;
 use crate::game::Phase;
 use crate::index::GameIndex;
 use crate::progress::Reporter;
-use crate::store::Database;
+use crate::store::Store;
 use crate::working::group::{CompactPhase, GroupValues};
 use crate::working::resolved::{HEADER, ResolvedDir};
 
@@ -37,7 +37,7 @@ impl ResolvedRecords {
     /// ([`CompactPhase::take_resolved`]): of this database, whole, and each word, its loss
     /// distance elided again, the value file's record; a group with a file that does not
     /// is loaded and resolved, and its files written anew.
-    pub fn prepare(db: &Database, index: &GameIndex, dir: ResolvedDir, reporter: &dyn Reporter) -> Result<Self, Error> {
+    pub fn prepare(db: &Store, index: &GameIndex, dir: ResolvedDir, reporter: &dyn Reporter) -> Result<Self, Error> {
         let (geom, all) = (db.geometry(), db.index());
         let elides = |ph: Phase| db.values(ph).is_some_and(|v| v.elides_losses());
         let mut lower = Some(Vec::new());

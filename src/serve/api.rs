@@ -21,7 +21,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::serve::Limits;
 use crate::serve::{assets, page, query_string};
-use crate::{DEFAULT_LINE_PLIES, Database, Error, Level, MAX_LINE_PLIES, MoveLine, answer, choose_move, split_moves};
+use crate::{DEFAULT_LINE_PLIES, Database, Error, Level, MAX_LINE_PLIES, MoveLine, choose_move, split_moves};
 
 /// The version of the API, the first part of its paths.
 pub const VERSION: &str = "v1";
@@ -417,7 +417,7 @@ async fn position(State(app): Shared, uri: Uri, headers: HeaderMap) -> Result<Re
     if let Some(r) = app.not_modified(&headers) {
         return Ok(r);
     }
-    let body = app.probe(move |db| to_json(&answer(db, &board, prev.as_deref(), "prev", &moves, None)?)).await?;
+    let body = app.probe(move |db| to_json(&db.answer(&board, prev.as_deref(), "prev", &moves, None)?)).await?;
     Ok(app.cacheable(body))
 }
 
@@ -442,7 +442,7 @@ async fn line(State(app): Shared, uri: Uri, headers: HeaderMap) -> Result<Respon
             // Written into room for the most it takes: a growing buffer would double
             // (a line of 277 KB in a buffer of 512 KiB) and copy as it goes.
             let mut out = Vec::with_capacity(most);
-            serde_json::to_writer(&mut out, &answer(db, &board, prev.as_deref(), "prev", &moves, Some(plies))?)
+            serde_json::to_writer(&mut out, &db.answer(&board, prev.as_deref(), "prev", &moves, Some(plies))?)
                 .map_err(|e| Error::InvalidArgument(format!("the answer could not be written: {e}")))?;
             out.shrink_to_fit();
             Ok(out)
@@ -503,7 +503,7 @@ async fn play(State(app): Shared, uri: Uri, headers: HeaderMap) -> Result<Respon
     }
     let body = app
         .probe(move |db| {
-            let a = answer(db, &board, prev.as_deref(), "prev", &moves, None)?.analysis;
+            let a = db.answer(&board, prev.as_deref(), "prev", &moves, None)?.analysis;
             let mv = choose_move(&a, level, seed)
                 .cloned()
                 .ok_or_else(|| Error::InvalidArgument(format!("{} has no allowed move", a.board)))?;
@@ -610,7 +610,7 @@ async fn stats(State(app): Shared, uri: Uri, headers: HeaderMap) -> Result<Respo
     if let Some(r) = app.not_modified(&headers) {
         return Ok(r);
     }
-    let bfs_stored = app.probe(|db| Ok(db.bfs()?.is_some())).await?;
+    let bfs_stored = app.probe(|db| db.has_search()).await?;
     let m = app.db.meta();
     let s = Stats {
         api: VERSION,

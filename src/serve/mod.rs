@@ -12,7 +12,7 @@
 //! ```no_run
 //! # async fn demo() -> std::io::Result<()> {
 //! use std::sync::Arc;
-//! let db = Arc::new(ostledb::store::Database::open("ostle.db").expect("a database"));
+//! let db = Arc::new(ostledb::Database::open("ostle.db").expect("a database"));
 //! let limits = ostledb::serve::Limits::default();
 //! let app = ostledb::serve::router(db, &limits);
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
@@ -26,10 +26,7 @@ pub mod connections;
 pub mod page;
 pub(crate) mod query_string;
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-
-use crate::{Database, Error};
 
 pub use api::router;
 pub use connections::run;
@@ -148,58 +145,4 @@ impl Limits {
             + (self.max_probes as u64).saturating_mul(PROBE_BYTES)
             + (self.probe_threads() as u64).saturating_mul(THREAD_STACK_BYTES)
     }
-}
-
-/// Make the database ready before clients ask: [`prepare`], then [`fill_cache`]. Returns
-/// the blocks decoded. A database whose blocks all fit in the cache (phase (4,4) in the
-/// default 512 MB) then answers every probe from memory; without this the first seconds
-/// of a server pay for bitmaps, page faults and decoding (a read and a decompression per
-/// block). `ostledb serve` runs it before it accepts connections (in two steps, so that
-/// it can size the cache to the memory left between them).
-pub fn warm(db: &Database, stop: &AtomicBool) -> Result<u64, Error> {
-    prepare(db, stop)?;
-    fill_cache(db, stop)
-}
-
-/// Build what each phase's key index would otherwise build on first use
-/// ([`crate::store::keys::KeyIndex::prepare`]: the `rank` backend's bitmaps), then map
-/// the value files' pages ([`Database::map_value_pages`]); stop early when `stop` is set.
-pub fn prepare(db: &Database, stop: &AtomicBool) -> Result<(), Error> {
-    for phase in db.index().phases().iter().map(|p| p.phase()) {
-        if stop.load(Ordering::Relaxed) {
-            return Ok(());
-        }
-        db.keys(phase)?.prepare();
-    }
-    if !stop.load(Ordering::Relaxed) {
-        db.map_value_pages();
-    }
-    Ok(())
-}
-
-/// Fill the block cache: the value blocks of each phase in turn, in solving order, until
-/// the cache is nine-tenths full, every block is in, or `stop` is set. Returns the blocks
-/// decoded.
-pub fn fill_cache(db: &Database, stop: &AtomicBool) -> Result<u64, Error> {
-    let cache = db.cache();
-    let mut decoded = 0;
-    for phase in db.index().phases().iter().map(|p| p.phase()) {
-        let Some(values) = db.values(phase) else { continue };
-        for b in 0..values.blocks() as u64 {
-            if stop.load(Ordering::Relaxed) {
-                return Ok(decoded);
-            }
-            // Stop before the cache would evict what it holds: a block takes at most
-            // the average so far (plus room while none is in).
-            let per_block = if decoded > 0 { cache.bytes() / decoded as usize } else { 0 };
-            if cache.bytes() + per_block > cache.budget() / 10 * 9 {
-                return Ok(decoded);
-            }
-            // The block itself: a record read could be answered without it (an
-            // immediate win in a file that fills them).
-            values.decoded(b as u32)?;
-            decoded += 1;
-        }
-    }
-    Ok(decoded)
 }

@@ -1,4 +1,5 @@
-//! [`Database`]: a solved database opened for queries, the library's entry point.
+//! [`Store`]: the files of a solved database, opened and read for queries. The library's
+//! entry point, [`crate::Database`], asks through it.
 //!
 //! A database is a directory holding `ostledb.meta` (what it holds) and, in the
 //! subdirectory of its current generation ([`crate::store::directory`]), one value file
@@ -39,9 +40,9 @@ struct Slot {
     damaged: OnceLock<String>,
 }
 
-/// A solved database, open for queries. Cheap to share between threads (`&Database` is
+/// A solved database, open for queries. Cheap to share between threads (`&Store` is
 /// all a query needs).
-pub struct Database {
+pub struct Store {
     dir: PathBuf,
     /// Where its value and key files are (the current generation when it was opened).
     data: PathBuf,
@@ -87,13 +88,13 @@ impl Default for OpenOptions {
     }
 }
 
-/// The smallest block cache [`Database::decode_ahead`] decodes into: room for a few
+/// The smallest block cache [`Store::decode_ahead`] decodes into: room for a few
 /// hundred blocks, so that what it decodes is still there when read.
 const DECODE_AHEAD_MIN_CACHE: usize = 32 << 20;
 
-impl std::fmt::Debug for Database {
+impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Database").field("dir", &self.dir).field("backend", &self.backend).finish()
+        f.debug_struct("Store").field("dir", &self.dir).field("backend", &self.backend).finish()
     }
 }
 
@@ -106,20 +107,20 @@ pub fn backends_of(meta: &Meta) -> Vec<String> {
     v
 }
 
-impl Database {
+impl Store {
     /// Open the database at `dir` with its default lookup backend (the first it lists).
-    pub fn open(dir: impl AsRef<Path>) -> Result<Database, Error> {
-        Database::open_with(dir, None)
+    pub fn open(dir: impl AsRef<Path>) -> Result<Store, Error> {
+        Store::open_with(dir, None)
     }
 
     /// Open the database at `dir`, looking keys up with `backend` (default: the
     /// database's first). The backend must be compiled in and its files present.
-    pub fn open_with(dir: impl AsRef<Path>, backend: Option<Backend>) -> Result<Database, Error> {
-        Database::open_opts(dir, &OpenOptions { backend, ..OpenOptions::default() })
+    pub fn open_with(dir: impl AsRef<Path>, backend: Option<Backend>) -> Result<Store, Error> {
+        Store::open_opts(dir, &OpenOptions { backend, ..OpenOptions::default() })
     }
 
     /// Open the database at `dir` as `opts` say.
-    pub fn open_opts(dir: impl AsRef<Path>, opts: &OpenOptions) -> Result<Database, Error> {
+    pub fn open_opts(dir: impl AsRef<Path>, opts: &OpenOptions) -> Result<Store, Error> {
         let backend = opts.backend;
         let cache = Arc::new(BlockCache::new(opts.cache_bytes));
         let dir = dir.as_ref().to_path_buf();
@@ -176,7 +177,7 @@ impl Database {
             prepare_in_background(index.clone());
         }
         let resolved = RecordCache::new();
-        Ok(Database {
+        Ok(Store {
             dir,
             data,
             _readers: readers,
@@ -413,7 +414,7 @@ impl Database {
         resolve_record(&self.geom, &AsStored(self), canon, raw, values.path())
     }
 
-    /// [`Database::record`] of the position `pos` is an image of: a base value is
+    /// [`Store::record`] of the position `pos` is an image of: a base value is
     /// resolved from `pos` as it is (its moves are the canonical form's, transformed),
     /// and only a special value, whose move index is the canonical form's, needs the
     /// canonical form; no unranking.
@@ -496,7 +497,7 @@ impl Database {
         }
     }
 
-    /// True when [`Database::decode_ahead`] may decode anything: two threads at least,
+    /// True when [`Store::decode_ahead`] may decode anything: two threads at least,
     /// a cache large enough to keep what it decodes, and a phase of zstd blocks.
     fn decodes_ahead(&self) -> bool {
         self.cache.budget() >= DECODE_AHEAD_MIN_CACHE
@@ -552,7 +553,7 @@ impl Database {
         self.node_value(&self.node(board, prev)?)
     }
 
-    /// [`Database::probe`] of many boards, nothing forbidden, answered in the order given.
+    /// [`Store::probe`] of many boards, nothing forbidden, answered in the order given.
     /// Parallel (rayon), and ordered for the store: the boards are located first and
     /// valued in order of phase and index, so that a block that several of them need is
     /// decompressed once, while it is cached. An error (a bad board, a phase this
@@ -635,7 +636,7 @@ impl Database {
 
 /// The database's records as stored, for resolving an elided loss from its children
 /// (which are wins, stored exactly).
-struct AsStored<'a>(&'a Database);
+struct AsStored<'a>(&'a Store);
 
 impl RecordSource for AsStored<'_> {
     fn index(&self) -> &GameIndex {
@@ -668,18 +669,18 @@ fn prepare_in_background(index: Arc<GameIndex>) {
     });
 }
 
-impl RecordSource for Database {
+impl RecordSource for Store {
     fn index(&self) -> &GameIndex {
         &self.index
     }
     fn locate(&self, pos: &Position) -> Result<(Phase, u64), Error> {
-        Database::locate(self, pos)
+        Store::locate(self, pos)
     }
     fn record(&self, phase: Phase, idx: u64) -> Result<Record, Error> {
-        Database::record(self, phase, idx)
+        Store::record(self, phase, idx)
     }
     fn record_of(&self, pos: &Position, phase: Phase, idx: u64) -> Result<Record, Error> {
-        Database::record_of(self, pos, phase, idx)
+        Store::record_of(self, pos, phase, idx)
     }
     fn will_read(&self, located: &[(Phase, u64)]) {
         self.decode_ahead(located);
@@ -692,7 +693,7 @@ impl RecordSource for Database {
     }
 }
 
-/// The key of a position's resolved record in [`Database`]'s cache of them.
+/// The key of a position's resolved record in [`Store`]'s cache of them.
 fn resolved_key(phase: Phase, idx: u64) -> u64 {
     (phase.player as u64) << 60 | (phase.opponent as u64) << 56 | idx
 }

@@ -12,7 +12,7 @@
 //!   it does not change are hard-linked into it) and switches by replacing
 //!   `ostledb.meta` with one rename, so that at every instant the directory is the old
 //!   database or the new one ([`NewGeneration`]).
-//! - **Readers never wait.** A [`Database`](crate::store::Database) holds a shared lock
+//! - **Readers never wait.** A [`Store`](crate::store::Store) holds a shared lock
 //!   on `ostledb.readers` while it is open. A writer removes a superseded generation
 //!   only when it can take that lock exclusively for a moment, i.e. when no reader has
 //!   one open; otherwise the next writer removes it. What a crashed writer left

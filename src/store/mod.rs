@@ -1,5 +1,5 @@
 //! The result store: a solved database on disk, compressed and index-keyed, with
-//! switchable key -> index lookup backends. The read path: [`Database`] and the files it
+//! switchable key -> index lookup backends. The read path: [`Store`] and the files it
 //! reads (value files, key indexes, the metadata, the node-key BFS file), the block
 //! cache, and the database directory (generations, the writer and reader locks) with
 //! the metadata's repair. What writes a database from the solver's files is a layer
@@ -14,6 +14,7 @@ pub mod meta;
 pub mod repair;
 pub mod value_model;
 pub mod values;
+pub mod warm;
 
-pub use db::{Database, OpenOptions};
+pub use db::{OpenOptions, Store};
 pub use keys::Backend;

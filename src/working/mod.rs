@@ -8,7 +8,7 @@
 //! * [`resolved`]: those resolved records kept on disk between commands.
 //! * [`pack`]: packing: phase files into value files, key indexes and the metadata.
 //!
-//! None of it is named by the read path: a [`Database`](crate::store::Database) reads
+//! None of it is named by the read path: a [`Store`](crate::store::Store) reads
 //! what packing wrote.
 
 pub mod group;
