@@ -87,7 +87,15 @@ fn export_import_export_is_byte_identical() {
     let r =
         ostledb::solve::bfs::bfs_layers(&geom(), ostledb::game::node::Convention::Published, 200, u64::MAX, &Silent);
     let layers: Vec<&[u64]> = (0..=r.nodes.max_depth()).filter_map(|d| r.nodes.layer(d)).collect();
-    ostledb::store::bfs::write(&db, &geom(), ostledb::game::node::Convention::Published, true, true, &layers).unwrap();
+    ostledb::bfs_depths::node_keys::write(
+        &db,
+        &geom(),
+        ostledb::game::node::Convention::Published,
+        true,
+        true,
+        &layers,
+    )
+    .unwrap();
     let (a, b, db2) = (tmpdir("rt-a"), tmpdir("rt-b"), tmpdir("rt-db2"));
     let first = export_to(&db, Some(&a));
     assert!(first.retrograde_files.len() > 3, "{first:?}");
@@ -377,6 +385,7 @@ fn the_cli_exports_a_digest_and_imports() {
 /// node is non-trivial, else empty; their digest comes first in the set digest.
 #[test]
 fn bfs_files_hold_every_position_and_every_reached_node_at_its_depth() {
+    use ostledb::bfs_depths::node_keys::{BfsFile, write};
     use ostledb::game::moves::is_immediate_win;
     use ostledb::game::node::Convention;
     use ostledb::game::notation::base64_to_code;
@@ -384,7 +393,6 @@ fn bfs_files_hold_every_position_and_every_reached_node_at_its_depth() {
     use ostledb::published::export_bfs::export_bfs;
     use ostledb::published::{bfs_nontrivial_nodes, set_digest};
     use ostledb::solve::bfs::bfs_layers;
-    use ostledb::store::bfs::{BfsFile, write};
     let g = geom();
     let r = bfs_layers(&g, Convention::Published, 4, u64::MAX, &Silent);
     let dir = tmpdir("bfs-store");
@@ -495,7 +503,7 @@ fn bfs_files_by_positions_equal_those_of_the_node_lists() {
         let db = solved_db(&format!("bfs-by-positions-{mates}"));
         let r = bfs_layers_with(&geom(), Convention::Published, mates, 200, u64::MAX, &Silent);
         let layers: Vec<&[u64]> = (0..=r.nodes.max_depth()).filter_map(|d| r.nodes.layer(d)).collect();
-        ostledb::store::bfs::write(&db, &geom(), Convention::Published, mates, true, &layers).unwrap();
+        ostledb::bfs_depths::node_keys::write(&db, &geom(), Convention::Published, mates, true, &layers).unwrap();
         let (a, b) = (tmpdir(&format!("bfs-lists-{mates}")), tmpdir(&format!("bfs-positions-{mates}")));
         let lists = export_to(&db, Some(&a));
         let (report, depths) = bfs_first_depths(&geom(), mates, 200, &Silent).unwrap();

@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use ostledb::bfs_depths::first_depths::FirstDepthFile;
+use ostledb::bfs_depths::node_keys::BfsFile;
 use ostledb::game::node::{Convention, node_key};
 use ostledb::game::notation::base64_to_code;
 use ostledb::game::symmetry::canonical_code;
@@ -25,7 +26,6 @@ use ostledb::published::export_files::{ExportedFile, run_fingerprint};
 use ostledb::published::import::import_bfs;
 use ostledb::published::{FIELDS, LINES_PER_FILE, bfs_nontrivial_nodes, write_bfs_line};
 use ostledb::solve::bfs_positions::{Checkpoints, bfs_first_depths_from, store_first_depths};
-use ostledb::store::bfs::BfsFile;
 
 const MAX: u32 = 8;
 

@@ -13,12 +13,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use ostledb::bfs_depths::{first_depths, node_layers};
+use ostledb::bfs_depths::{first_depths, node_keys, node_layers};
 use ostledb::game::{Geometry, Phase};
 use ostledb::progress::Silent;
 use ostledb::solve::{bfs_checkpoint, checkpoint};
 use ostledb::store::keys::Backend;
-use ostledb::store::{bfs, meta, values};
+use ostledb::store::{meta, values};
 use ostledb::working::phasefile;
 use ostledb::working::resolved::ResolvedDir;
 
@@ -146,7 +146,13 @@ fn expected(written: &Written) -> Vec<FileRow> {
     let mut rows = vec![
         row("ostledb.meta", "database (result store)", &meta::MAGIC, meta::VERSION, range(meta::VERSIONS)),
         row("values-A-B.zst", "value file", &values::MAGIC, values::VERSION, range(values::VERSIONS)),
-        row("bfs-CONVENTION.zst", "BFS file", &bfs::MAGIC, bfs::VERSION, (bfs::VERSION, bfs::VERSION)),
+        row(
+            "bfs-CONVENTION.zst",
+            "BFS file",
+            &node_keys::MAGIC,
+            node_keys::VERSION,
+            (node_keys::VERSION, node_keys::VERSION),
+        ),
         row(
             "bfs-first-depths.zst",
             "first-depth file",

@@ -506,11 +506,11 @@ fn write_golden_v5() {
 /// memory, says "not reached" for other nodes, and every damaged byte is an error.
 #[test]
 fn stored_bfs_answers_as_the_search_in_memory() {
+    use ostledb::bfs_depths::node_keys::file_name;
+    use ostledb::bfs_depths::node_keys::{BfsFile, write};
     use ostledb::game::node::{Convention, key_code, node_key};
     use ostledb::progress::Silent;
     use ostledb::solve::bfs::bfs_layers;
-    use ostledb::store::bfs::{BfsFile, write};
-    use ostledb::store::directory::bfs_file_name as file_name;
     let g = Geometry::standard();
     let dir = tmpdir("bfs");
     for convention in [Convention::Published, Convention::Strict] {
@@ -688,11 +688,12 @@ struct FileCase {
 /// the metadata, a value file, the sorted keys file, the hash key index (when
 /// compiled), a BFS file and a solver's phase value file; each with how to read it.
 fn format_cases(name: &str) -> (PathBuf, Vec<FileCase>) {
+    use ostledb::bfs_depths::node_keys;
     use ostledb::error::FileKind;
     use ostledb::file::{le_u32, le_u64};
     use ostledb::game::Phase;
     use ostledb::game::node::Convention;
-    use ostledb::store::{bfs, values};
+    use ostledb::store::values;
     use ostledb::working::phasefile;
     let g = Geometry::new(3, 3).unwrap();
     let dir = tmpdir(name);
@@ -710,7 +711,7 @@ fn format_cases(name: &str) -> (PathBuf, Vec<FileCase>) {
     phasefile::save(&dir, &g, sol.phase(ph).unwrap(), 0).unwrap();
     // Two BFS blocks (65,536 keys each at most).
     let layer: Vec<u64> = (0..70_000u64).map(|i| 3 * i + 1).collect();
-    bfs::write(&dir, &g, Convention::Published, true, false, &[&[0], &layer]).unwrap();
+    node_keys::write(&dir, &g, Convention::Published, true, false, &[&[0], &layer]).unwrap();
 
     let vpath = data(&dir).join(values::file_name(ph));
     let v = std::fs::read(&vpath).unwrap();
@@ -719,7 +720,7 @@ fn format_cases(name: &str) -> (PathBuf, Vec<FileCase>) {
     let b = blocks / 2;
     let (offset, end) = values::ValueFile::open(&data(&dir), &g, ph, n).unwrap().block_span(b as u32);
     let (offset, len) = (offset as usize, (end - offset) as usize);
-    let bpath = dir.join(ostledb::store::directory::bfs_file_name(Convention::Published));
+    let bpath = dir.join(ostledb::bfs_depths::node_keys::file_name(Convention::Published));
     let f = std::fs::read(&bpath).unwrap();
     let entry = le_u64(&f, 40) as usize + 32;
     let (bfs_offset, bfs_len) = (le_u64(&f, entry + 8) as usize, le_u32(&f, entry + 16) as usize);
@@ -772,9 +773,9 @@ fn format_cases(name: &str) -> (PathBuf, Vec<FileCase>) {
             file: bpath,
             read: Box::new({
                 let d = d.clone();
-                move || bfs::BfsFile::open(&d, &g2, Convention::Published)?.expect("written").check().map(|_| ())
+                move || node_keys::BfsFile::open(&d, &g2, Convention::Published)?.expect("written").check().map(|_| ())
             }),
-            max: bfs::VERSION,
+            max: node_keys::VERSION,
             header_sum: Some(72),
             body_byte: bfs_offset + bfs_len / 2,
             section: "keys and depths",

@@ -154,7 +154,7 @@ pub fn build_database(dir: &Path) -> Geometry {
     );
     let layers: Vec<&[u64]> = (0..=report.nodes.max_depth()).filter_map(|d| report.nodes.layer(d)).collect();
     let complete = matches!(report.stop, ostledb::solve::bfs::Stop::Exhausted);
-    ostledb::store::bfs::write(dir, &g, ostledb::game::node::Convention::Published, true, complete, &layers)
+    ostledb::bfs_depths::node_keys::write(dir, &g, ostledb::game::node::Convention::Published, true, complete, &layers)
         .expect("store the template's BFS");
     g
 }

@@ -17,6 +17,7 @@
 use std::time::Instant;
 
 use crate::analysis::sweep::{Checkpoint, fold_positions, walk_groups};
+use crate::bfs_depths::node_keys::BfsFile;
 use crate::error::Error;
 use crate::game::forbidden::node_exists;
 use crate::game::moves::Removal;
@@ -26,7 +27,6 @@ use crate::game::{Geometry, Phase, Position};
 use crate::probe::{RecordSource, best, move_outcomes_unless_capture_wins};
 use crate::progress::{Reporter, thousands};
 use crate::record::Outcome;
-use crate::store::bfs::BfsFile;
 use crate::store::directory::unlisted;
 use crate::store::keys::{self, Backend};
 use crate::store::{Store, meta};
@@ -242,7 +242,7 @@ pub fn check_checksums(db: &Store, reporter: &dyn Reporter) -> Result<ChecksumRe
         }
     }
     for c in [Convention::Published, Convention::Strict] {
-        let path = dir.join(crate::store::directory::bfs_file_name(c)).display().to_string();
+        let path = dir.join(crate::bfs_depths::node_keys::file_name(c)).display().to_string();
         match BfsFile::open(dir, db.geometry(), c) {
             Ok(Some(b)) => record(path, b.check())?,
             Ok(None) => {}

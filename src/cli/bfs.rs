@@ -264,9 +264,15 @@ pub fn run(args: BfsArgs, signals: &Signals) -> Result<(), Error> {
     let stored = if args.store && !args.by_positions {
         let layers: Vec<&[u64]> = (0..=report.nodes.max_depth()).filter_map(|d| report.nodes.layer(d)).collect();
         let complete = matches!(report.stop, Stop::Exhausted);
-        let len =
-            crate::store::bfs::write(&args.common.db, g, convention, !args.no_checkmate_expansion, complete, &layers)?;
-        Some((args.common.db.join(crate::store::directory::bfs_file_name(convention)), len))
+        let len = crate::bfs_depths::node_keys::write(
+            &args.common.db,
+            g,
+            convention,
+            !args.no_checkmate_expansion,
+            complete,
+            &layers,
+        )?;
+        Some((args.common.db.join(crate::bfs_depths::node_keys::file_name(convention)), len))
     } else {
         None
     };

@@ -24,7 +24,7 @@ use crate::published::{FIELDS, Kind, bfs_nontrivial_nodes, write_bfs_line};
 /// else empty.
 pub fn export_bfs(
     geom: &crate::game::Geometry,
-    bfs: &crate::store::bfs::BfsFile,
+    bfs: &crate::bfs_depths::node_keys::BfsFile,
     max: u32,
     lines_per_file: u64,
     (out, fingerprint): (Option<&Path>, bool),

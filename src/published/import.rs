@@ -200,7 +200,9 @@ pub fn import_bfs(geom: &Geometry, n: u32, files: &[PathBuf], db: &Path) -> Resu
         }
     }
     let refs: Vec<&[u64]> = layers.iter().map(|l| l.as_slice()).collect();
-    crate::store::bfs::write(db, geom, Convention::Published, true, false, &refs)?;
+    // Shared with `import`'s own lock when it calls this.
+    let _lock = WriteLock::acquire(db, "ostledb import")?;
+    crate::bfs_depths::node_keys::write(db, geom, Convention::Published, true, false, &refs)?;
     Ok(nodes)
 }
 

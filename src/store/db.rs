@@ -56,7 +56,7 @@ pub struct Store {
     cache: Arc<BlockCache>,
     /// Records with elided losses resolved, by phase and index.
     resolved: RecordCache,
-    bfs: OnceLock<Option<crate::store::bfs::BfsFile>>,
+    bfs: OnceLock<Option<crate::bfs_depths::node_keys::BfsFile>>,
     first_depths: OnceLock<Option<crate::bfs_depths::first_depths::FirstDepthFile>>,
 }
 
@@ -227,11 +227,15 @@ impl Store {
 
     /// The stored breadth-first search of the published convention (`ostledb bfs
     /// --store`), if any; opened on first use.
-    pub fn bfs(&self) -> Result<Option<&crate::store::bfs::BfsFile>, Error> {
+    pub fn bfs(&self) -> Result<Option<&crate::bfs_depths::node_keys::BfsFile>, Error> {
         if let Some(b) = self.bfs.get() {
             return Ok(b.as_ref());
         }
-        let b = crate::store::bfs::BfsFile::open(&self.dir, &self.geom, crate::game::node::Convention::Published)?;
+        let b = crate::bfs_depths::node_keys::BfsFile::open(
+            &self.dir,
+            &self.geom,
+            crate::game::node::Convention::Published,
+        )?;
         let _ = self.bfs.set(b);
         Ok(self.bfs.get().and_then(|b| b.as_ref()))
     }

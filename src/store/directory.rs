@@ -345,12 +345,6 @@ pub fn remove_leftovers(dir: &Path) -> Result<Vec<PathBuf>, Error> {
     Ok(removed)
 }
 
-/// The name of the BFS file of a convention in the database directory:
-/// `bfs-published.zst` or `bfs-strict.zst` ([`crate::store::bfs`]).
-pub fn bfs_file_name(convention: Convention) -> String {
-    format!("bfs-{}.zst", convention.name())
-}
-
 /// Entries of the database at `dir` that are not part of it: in the directory, what is
 /// neither the metadata, the locks, a BFS file (node layers included), the solver's or a
 /// search's working files nor the
@@ -358,7 +352,10 @@ pub fn bfs_file_name(convention: Convention) -> String {
 /// A writer removes them ([`remove_leftovers`]); until then they only take space.
 pub fn unlisted(dir: &Path, meta: &Meta) -> Vec<PathBuf> {
     let listed = listed_files(meta);
-    let bfs: Vec<String> = [Convention::Published, Convention::Strict].iter().map(|&c| bfs_file_name(c)).collect();
+    let bfs: Vec<String> = [Convention::Published, Convention::Strict]
+        .iter()
+        .map(|&c| crate::bfs_depths::node_keys::file_name(c))
+        .collect();
     let current = (meta.generation > 0).then(|| generation_name(meta.generation));
     let mut out = Vec::new();
     for name in entries(dir) {

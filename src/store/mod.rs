@@ -1,11 +1,10 @@
 //! The result store: a solved database on disk, compressed and index-keyed, with
 //! switchable key -> index lookup backends. The read path: [`Store`] and the files it
-//! reads (value files, key indexes, the metadata, the node-key BFS file), the block
-//! cache, and the database directory (generations, the writer and reader locks) with
-//! the metadata's repair. What writes a database from the solver's files is a layer
-//! above ([`crate::working`]).
+//! reads (value files, key indexes, the metadata), the block cache, and the database
+//! directory (generations, the writer and reader locks) with the metadata's repair. The
+//! files of the searches from the start are a layer below ([`crate::bfs_depths`]); what
+//! writes a database from the solver's files is a layer above ([`crate::working`]).
 
-pub mod bfs;
 pub mod cache;
 pub mod db;
 pub mod directory;

@@ -20,7 +20,6 @@ use crate::file::{
 };
 use crate::game::node::Convention;
 use crate::game::{Geometry, Phase};
-use crate::store::directory::{WriteLock, bfs_file_name};
 
 /// The first 8 bytes of a BFS file.
 pub const MAGIC: [u8; 8] = *b"OSTLEBFS";
@@ -114,8 +113,15 @@ fn decode(bytes: &[u8], count: usize) -> Option<Vec<(u64, u8)>> {
     (at == body.len()).then_some(keys)
 }
 
+/// The name of the BFS file of a convention in a database directory:
+/// `bfs-published.zst` or `bfs-strict.zst`.
+pub fn file_name(convention: Convention) -> String {
+    format!("bfs-{}.zst", convention.name())
+}
+
 /// Write the layers of a search (`layers[d]`: the sorted keys first reached at depth
-/// `d`) into `dir`, atomically. Returns the file's length.
+/// `d`) into `dir`, atomically. Returns the file's length. The caller holds the
+/// database's writer lock.
 pub fn write(
     dir: &Path,
     geom: &Geometry,
@@ -127,8 +133,8 @@ pub fn write(
     if layers.len() > 256 {
         return Err(Error::InvalidArgument("a BFS file holds at most 256 depths".into()));
     }
-    let _lock = WriteLock::acquire(dir, "ostledb bfs --store")?;
-    let path = dir.join(bfs_file_name(convention));
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    let path = dir.join(file_name(convention));
     let tmp = temp_name(&path);
     let r = (|| -> Result<u64, Error> {
         let mut out = IndexedOut::create(&tmp, HEADER_LEN)?;
@@ -235,7 +241,7 @@ impl std::fmt::Debug for BfsFile {
 impl BfsFile {
     /// Open the BFS file of `convention` in `dir`: `Ok(None)` when there is none.
     pub fn open(dir: &Path, geom: &Geometry, convention: Convention) -> Result<Option<BfsFile>, Error> {
-        let path = dir.join(bfs_file_name(convention));
+        let path = dir.join(file_name(convention));
         let Some((mut file, h, len)) = open_with_header::<HEADER_LEN>(&path, &MAGIC, VERSION, FileKind::Bfs, geom)?
         else {
             return Ok(None);
