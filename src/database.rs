@@ -165,7 +165,15 @@ impl Database {
         play: &[String],
         line_plies: Option<u32>,
     ) -> Result<Report, Error> {
-        query::answer(&self.store, board, prev, prev_name, play, line_plies)
+        let g = self.geometry();
+        let (pos, prev) = query::parse_with_prev(g, board, prev, prev_name)?;
+        let (pos, prev) = query::play_moves(g, &pos, prev.as_ref(), play)?;
+        let analysis = self.analyse(&pos, prev.as_ref())?;
+        let line = match line_plies {
+            Some(n) => Some(self.line(&pos, prev.as_ref(), n)?),
+            None => None,
+        };
+        Ok(Report { analysis, line })
     }
 
     /// [`Database::review`] of a game given as text, `board` and `prev` read as
@@ -177,7 +185,8 @@ impl Database {
         prev_name: &str,
         moves: &[String],
     ) -> Result<Review, Error> {
-        review::review_text(&self.store, board, prev, prev_name, moves)
+        let (pos, prev) = query::parse_with_prev(self.geometry(), board, prev, prev_name)?;
+        self.review(&pos, prev.as_ref(), moves)
     }
 
     /// Make the database ready before it is asked: [`Database::prepare`], then

@@ -1058,7 +1058,7 @@ fn a_memory_limit_is_a_clear_error_or_a_smaller_cache_never_an_abort() {
 #[test]
 fn answer_line_answers_any_bytes() {
     use ostledb::cli::query::answer_line;
-    let db = ostledb::store::Store::open(std::path::Path::new(GOLDEN)).unwrap();
+    let db = ostledb::Database::open(std::path::Path::new(GOLDEN)).unwrap();
     for blank in [&b""[..], b"  \t\r", b"# 111-030-222", b"  #\xff"] {
         assert_eq!(answer_line(&db, blank, &[], None).unwrap(), None, "{blank:?}");
     }

@@ -117,7 +117,7 @@ fuzz_target!(|data: &[u8]| {
     for raw in data.split(|&b| b == b'\n').take(8) {
         // What `query -` writes for the line (cli::query::answer_line, any bytes): never
         // an error from an intact database, and a JSON object with an error or an answer.
-        let got = ostledb::cli::query::answer_line(db().store(), raw, &[], Some(MAX_PLIES))
+        let got = ostledb::cli::query::answer_line(db(), raw, &[], Some(MAX_PLIES))
             .unwrap_or_else(|e| panic!("{raw:?}: the intact database fails: {e}"));
         if let Some((json, bad)) = &got {
             let v: serde_json::Value = serde_json::from_str(json).expect("query - writes JSON");

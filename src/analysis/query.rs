@@ -428,28 +428,6 @@ pub fn parse_with_prev(
     Ok((pos, prev))
 }
 
-/// Answer a query given as text: `board` and `prev` (see [`parse_with_prev`]), the moves
-/// `play` played from it first (see [`play_moves`]), and the principal variation of
-/// `line_plies` plies at most when given (from 1 to [`MAX_LINE_PLIES`]).
-pub fn answer(
-    db: &Store,
-    board: &str,
-    prev: Option<&str>,
-    prev_name: &str,
-    play: &[String],
-    line_plies: Option<u32>,
-) -> Result<Report, Error> {
-    let g = db.geometry();
-    let (pos, prev) = parse_with_prev(g, board, prev, prev_name)?;
-    let (pos, prev) = play_moves(g, &pos, prev.as_ref(), play)?;
-    let analysis = analyse(db, &pos, prev.as_ref())?;
-    let line = match line_plies {
-        Some(n) => Some(line(db, &pos, prev.as_ref(), n)?),
-        None => None,
-    };
-    Ok(Report { analysis, line })
-}
-
 /// Play readable moves (`c1-up,hole-left`) from `board`, each by the side to move then,
 /// refusing an illegal move, the forbidden move and moves after the game has ended.
 /// Returns the final board and the board before it (for its forbidden move).

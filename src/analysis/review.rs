@@ -8,9 +8,7 @@
 
 use serde::Serialize;
 
-use crate::analysis::query::{
-    MoveLine, Verdict, analyse, check_moves_count, ends_game, parse_with_prev, play_checked, summary,
-};
+use crate::analysis::query::{MoveLine, Verdict, analyse, check_moves_count, ends_game, play_checked, summary};
 use crate::error::Error;
 use crate::game::Position;
 use crate::game::notation::format_board;
@@ -193,18 +191,4 @@ pub fn review(db: &Store, board: &Position, prev: Option<&Position>, moves: &[St
         game_over,
         reached,
     })
-}
-
-/// [`review`] of a game given as text: `board` and `prev` as
-/// [`parse_with_prev`] reads them (`prev_name` names the previous board in messages),
-/// the moves as `query --play` takes them.
-pub fn review_text(
-    db: &Store,
-    board: &str,
-    prev: Option<&str>,
-    prev_name: &str,
-    moves: &[String],
-) -> Result<Review, Error> {
-    let (pos, prev) = parse_with_prev(db.geometry(), board, prev, prev_name)?;
-    review(db, &pos, prev.as_ref(), moves)
 }

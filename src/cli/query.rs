@@ -10,8 +10,8 @@ use serde::Serialize;
 use crate::analysis::query::{DEFAULT_LINE_PLIES, LineEnd, MAX_LINE_PLIES, Report};
 use crate::cli::db::{BackendArgs, open};
 use crate::cli::{CommonArgs, emit, emit_json, stdout_result};
+use crate::database::Database;
 use crate::error::Error;
-use crate::store::Store;
 
 /// Arguments of `ostledb query`.
 #[derive(Debug, Args)]
@@ -81,18 +81,18 @@ pub struct QueryArgs {
 }
 
 fn answer(
-    db: &Store,
+    db: &Database,
     board: &str,
     prev: Option<&str>,
     play: &[String],
     line_plies: Option<u32>,
 ) -> Result<Report, Error> {
-    crate::analysis::query::answer(db, board, prev, "--prev", play, line_plies)
+    db.answer(board, prev, "--prev", play, line_plies)
 }
 
 /// Run `ostledb query`.
 pub fn run(args: QueryArgs) -> Result<(), Error> {
-    let db = open(&args.common, &args.backend)?;
+    let db = Database::from_store(open(&args.common, &args.backend)?);
     let done = answer_all(&db, &args);
     // The process ends with this command, and the system takes its memory back at once:
     // dropping a cache of a hundred thousand decoded blocks one by one was 6% of the
@@ -103,7 +103,7 @@ pub fn run(args: QueryArgs) -> Result<(), Error> {
     done
 }
 
-fn answer_all(db: &Store, args: &QueryArgs) -> Result<(), Error> {
+fn answer_all(db: &Database, args: &QueryArgs) -> Result<(), Error> {
     if args.board == "-" {
         return run_stdin(db, args);
     }
@@ -195,7 +195,7 @@ pub const MAX_LINE: usize = 4096;
 /// [`SHOWN_INPUT`](crate::error::SHOWN_INPUT) bytes. `Err` only for what stops the run:
 /// a damaged database ([`Error::exit_code`] 1) or JSON that cannot be written.
 pub fn answer_line(
-    db: &Store,
+    db: &Database,
     line: &[u8],
     play: &[String],
     line_plies: Option<u32>,
@@ -206,7 +206,7 @@ pub fn answer_line(
 /// [`answer_line`] for a line of `len` bytes of which `kept` are the first (all of them
 /// unless the line is longer than [`MAX_LINE`]).
 fn answer_kept(
-    db: &Store,
+    db: &Database,
     kept: &[u8],
     len: usize,
     play: &[String],
@@ -279,7 +279,7 @@ fn read_line_capped(r: &mut impl BufRead, line: &mut Vec<u8>, cap: usize) -> std
 /// takes the lines already read (up to 4,096); stdout is flushed
 /// before every read that may wait for input, so a program that writes one board and
 /// waits gets its answer.
-fn run_stdin(db: &Store, args: &QueryArgs) -> Result<(), Error> {
+fn run_stdin(db: &Database, args: &QueryArgs) -> Result<(), Error> {
     const BATCH: usize = 4096;
     let stdin = std::io::stdin();
     let mut input = std::io::BufReader::with_capacity(1 << 16, stdin.lock());

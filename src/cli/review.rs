@@ -3,9 +3,10 @@
 
 use clap::Args;
 
-use crate::analysis::review::{Judgement, Review, review_text};
+use crate::analysis::review::{Judgement, Review};
 use crate::cli::db::{BackendArgs, open};
 use crate::cli::{CommonArgs, emit, emit_json};
+use crate::database::Database;
 use crate::error::Error;
 
 /// Arguments of `ostledb review`.
@@ -53,8 +54,8 @@ pub struct ReviewArgs {
 
 /// Run `ostledb review`.
 pub fn run(args: ReviewArgs) -> Result<(), Error> {
-    let db = open(&args.common, &args.backend)?;
-    let r = review_text(&db, &args.board, args.prev.as_deref(), "--prev", &args.play)?;
+    let db = Database::from_store(open(&args.common, &args.backend)?);
+    let r = db.review_text(&args.board, args.prev.as_deref(), "--prev", &args.play)?;
     if args.json {
         return emit_json(&r);
     }
