@@ -235,6 +235,8 @@ async fn stats_and_health_describe_the_database() {
     assert_eq!(v["side"], 3);
     assert_eq!(v["max_pieces"], 6);
     assert_eq!(v["identity"], format!("{:016x}", db.identity()));
+    assert_eq!(v["bfs_stored"], false, "this database stores no search");
+    assert!(!db.has_search().unwrap());
     let phases = v["phases"].as_array().unwrap();
     assert_eq!(phases.len(), db.meta().phases.len());
     for (p, m) in phases.iter().zip(&db.meta().phases) {

@@ -1133,6 +1133,7 @@ fn first_depth_file_gives_the_depth_of_every_node_like_the_node_list_search() {
             // the depth its node has), and a move's child node as the search says.
             build(&g, &dir, 2 * start, vec![Backend::Rank]);
             let db = ostledb::Database::open(&dir).unwrap();
+            assert!(db.has_search().unwrap(), "the first depths are a stored search (`bfs_stored` of /api/v1/stats)");
             let initial = ostledb::game::Position::initial(&g);
             let a = db.analyse(&initial, None).unwrap();
             let f = a.from_start.expect("the first-depth file is found");
