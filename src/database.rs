@@ -44,19 +44,19 @@ impl Database {
     /// match it is an error ([`Error::MissingDatabase`], [`Error::Corrupt`], ...), never a
     /// panic.
     pub fn open(dir: impl AsRef<Path>) -> Result<Database, Error> {
-        Store::open(dir).map(|store| Database { store })
+        Store::open(dir).map(Database::from_store)
     }
 
     /// Open the database at `dir`, looking keys up with `backend` (default: the
     /// database's first). The backend must be compiled in and its files present.
     pub fn open_with(dir: impl AsRef<Path>, backend: Option<Backend>) -> Result<Database, Error> {
-        Store::open_with(dir, backend).map(|store| Database { store })
+        Store::open_with(dir, backend).map(Database::from_store)
     }
 
     /// Open the database at `dir` as `opts` say (backend, cache size, index tables built
     /// at open).
     pub fn open_opts(dir: impl AsRef<Path>, opts: &OpenOptions) -> Result<Database, Error> {
-        Store::open_opts(dir, opts).map(|store| Database { store })
+        Store::open_opts(dir, opts).map(Database::from_store)
     }
 
     /// The database directory.
@@ -126,7 +126,7 @@ impl Database {
 
     /// The verdict of `board` (with `prev`, which decides the forbidden move) and of every
     /// move, the playable moves best first and the forbidden move last: what `query`,
-    /// the API's `/api/v1/query` and Python's `Database.query` show.
+    /// the API's `/api/v1/position` and Python's `Database.query` show.
     pub fn analyse(&self, board: &Position, prev: Option<&Position>) -> Result<Analysis, Error> {
         query::analyse(&self.store, board, prev)
     }

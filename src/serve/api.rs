@@ -558,11 +558,8 @@ async fn review(State(app): Shared, uri: Uri, headers: HeaderMap) -> Result<Resp
     let body = app
         .probe(move |db| {
             let mut out = Vec::with_capacity(most);
-            serde_json::to_writer(&mut out, &{
-                let (board, prev) = crate::parse_with_prev(db.geometry(), &board, prev.as_deref(), "prev")?;
-                db.review(&board, prev.as_ref(), &moves)?
-            })
-            .map_err(|e| Error::InvalidArgument(format!("the answer could not be written: {e}")))?;
+            serde_json::to_writer(&mut out, &db.review_text(&board, prev.as_deref(), "prev", &moves)?)
+                .map_err(|e| Error::InvalidArgument(format!("the answer could not be written: {e}")))?;
             out.shrink_to_fit();
             Ok(out)
         })

@@ -628,11 +628,8 @@ pub fn render(db: &Database, query: &str) -> (u16, String) {
         // The review of the moves played, for the marks (its failure only leaves them out;
         // a longer game is left to the script, which fetches it).
         if !game.moves.is_empty() && game.moves.len() <= PAGE_REVIEW_PLIES {
-            review = parse_with_prev(g, &game.board, game.prev.as_deref(), "prev")
-                .and_then(|(p, q)| {
-                    db.review(&p, q.as_ref(), &game.names().iter().map(|m| m.to_string()).collect::<Vec<_>>())
-                })
-                .ok();
+            let names: Vec<String> = game.names().iter().map(|m| m.to_string()).collect();
+            review = db.review_text(&game.board, game.prev.as_deref(), "prev", &names).ok();
         }
         fields.push(("played", played_html(game, review.as_ref())));
         fields.push(("review", review_html(game, review.as_ref())));
