@@ -121,18 +121,6 @@ fn the_check_finds_a_module_path_and_reads_groups_and_aliases() {
     );
 }
 
-/// Every `.rs` file under `dir`, depth first, as (path from the crate root, text).
-fn rust_files_under(dir: &str) -> Vec<(String, String)> {
-    let mut out = rust_files(dir);
-    for e in std::fs::read_dir(root().join(dir)).expect("a source folder") {
-        let path = e.expect("read dir").path();
-        if path.is_dir() {
-            out.extend(rust_files_under(&path.strip_prefix(root()).unwrap().display().to_string()));
-        }
-    }
-    out
-}
-
 /// The lines of `text` (comments cut) that open an inherent `impl` block of the type
 /// named `ty` (by any path: `impl Ty`, `impl crate::m::Ty`, `impl<'a> Ty<'a>`), as
 /// `name:line`. An `impl Trait for Ty` is not one.
@@ -175,7 +163,7 @@ fn inherent_impls(name: &str, text: &str, ty: &str) -> Vec<String> {
 #[test]
 fn the_read_api_of_a_database_is_one_type_in_one_file() {
     let mut found = Vec::new();
-    let files = rust_files_under("src");
+    let files = crate::layers::sources();
     assert!(files.iter().any(|(n, _)| n == "src/database.rs") && files.iter().any(|(n, _)| n == "src/store/db.rs"));
     for (name, text) in &files {
         if name != "src/database.rs" {

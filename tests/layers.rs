@@ -897,8 +897,8 @@ fn every_module_is_in_the_layer_picture_and_every_pictured_module_exists() {
     );
 }
 
-/// The path and text of every `.rs` file under `src/`.
-fn sources() -> Vec<(String, String)> {
+/// The path and text of every `.rs` file under `src/` (tests/api.rs reads them too).
+pub(crate) fn sources() -> Vec<(String, String)> {
     let mut files = Vec::new();
     rust_files(root(), &root().join("src"), &mut files);
     files
